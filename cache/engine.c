@@ -1,0 +1,737 @@
+/* The engine: holds launches that continue a known sequence, replays completed sequences as
+ * graphs, and flushes what it holds -- in order -- before every ordering point.
+ *
+ * Invariant: what a stream holds is always a prefix of one template, in the application's
+ * order; it leaves either as that template's graph (when the prefix is a whole template) or
+ * as eager launches, before anything else can observe the stream. Held launches return
+ * CUDA_SUCCESS: only launches whose exact shape already ran successfully are ever held. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../policy/log.h"
+#include "../policy/options.h"
+#include "../policy/stats.h"
+#include "clock.h"
+#include "driver.h"
+#include "engine.h"
+#include "graph.h"
+#include "internal.h"
+#include "registry.h"
+
+/* Larger argument blocks pass through: copying them costs more than a launch saves. */
+#define AG_MAX_PARAM_BYTES 4096
+/* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
+#define AG_MAX_TEMPLATES 2048
+
+const char *const ag_entry_names[AG_ENTRY_COUNT] = {
+    "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+    "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
+};
+
+atomic_int ag_state;            /* enum ag_engine_state */
+static atomic_int g_captures;   /* application stream captures in progress */
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+/* ---- passing through ------------------------------------------------------------------ */
+
+static CUresult passthrough(const ag_launch *l)
+{
+    ag_stat_inc(AG_ST_PASSED);
+    switch (l->entry) {
+    case AG_ENTRY_LAUNCH:
+    case AG_ENTRY_LAUNCH_PTSZ: {
+        CUresult (*fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **) =
+            l->entry == AG_ENTRY_LAUNCH ? ag_drv.cuLaunchKernel : ag_drv.cuLaunchKernel_ptsz;
+        return fn(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                  l->block[2], l->smem, l->stream, l->params, l->extra);
+    }
+    case AG_ENTRY_EX:
+        return ag_drv.cuLaunchKernelEx(l->config, l->f, l->params, l->extra);
+    case AG_ENTRY_EX_PTSZ:
+        return ag_drv.cuLaunchKernelEx_ptsz(l->config, l->f, l->params, l->extra);
+    case AG_ENTRY_COOP:
+        return ag_drv.cuLaunchCooperativeKernel(l->f, l->grid[0], l->grid[1], l->grid[2],
+                                                l->block[0], l->block[1], l->block[2], l->smem,
+                                                l->stream, l->params);
+    default:
+        return ag_drv.cuLaunchCooperativeKernel_ptsz(l->f, l->grid[0], l->grid[1], l->grid[2],
+                                                     l->block[0], l->block[1], l->block[2],
+                                                     l->smem, l->stream, l->params);
+    }
+}
+
+/* Issues one held launch as the application made it, on the stream's canonical handle. */
+static CUresult issue(ag_stream *st, const ag_rec *r)
+{
+    const ag_shape *s = &r->shape;
+    void *ptrs_small[16], **ptrs = ptrs_small;
+    if (r->lay->nparams > 16 && !(ptrs = malloc(r->lay->nparams * sizeof *ptrs)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ag_params_ptrs(r->lay, st->arena + r->blob, ptrs);
+    void **kp = r->lay->nparams ? ptrs : NULL;
+    CUresult res;
+    if (s->kind == AG_KIND_COOP) {
+        res = ag_drv.cuLaunchCooperativeKernel((CUfunction)s->fn, s->grid[0], s->grid[1],
+                                               s->grid[2], s->block[0], s->block[1], s->block[2],
+                                               s->smem, st->handle, kp);
+    } else if (s->kind == AG_KIND_ATTRS) {
+        CUlaunchConfig c = { s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1],
+                             s->block[2], s->smem, st->handle,
+                             (CUlaunchAttribute *)(st->arena + r->attrs), s->nattrs };
+        res = ag_drv.cuLaunchKernelEx(&c, (CUfunction)s->fn, kp, NULL);
+    } else {
+        res = ag_drv.cuLaunchKernel((CUfunction)s->fn, s->grid[0], s->grid[1], s->grid[2],
+                                    s->block[0], s->block[1], s->block[2], s->smem, st->handle,
+                                    kp, NULL);
+    }
+    if (ptrs != ptrs_small)
+        free(ptrs);
+    return res;
+}
+
+/* ---- holding ---------------------------------------------------------------------------- */
+
+static void hold_begin(ag_stream *st, uint64_t now)
+{
+    st->hold_t0 = now;
+    atomic_fetch_add(&ag_nholding, 1);
+    if (st->kind == AG_SK_LEGACY)
+        atomic_store(&st->ci->legacy_holding, 1);
+    else if (st->blocking)
+        atomic_fetch_add(&st->ci->blocking_holding, 1);
+    ag_watchdog_kick();
+}
+
+static void hold_end(ag_stream *st)
+{
+    st->nheld = 0;
+    st->arena_used = 0;
+    st->cand = NULL;
+    atomic_fetch_sub(&ag_nholding, 1);
+    if (st->kind == AG_SK_LEGACY)
+        atomic_store(&st->ci->legacy_holding, 0);
+    else if (st->blocking)
+        atomic_fetch_sub(&st->ci->blocking_holding, 1);
+}
+
+static uint8_t *arena_take(ag_stream *st, size_t n, uint32_t *off)
+{
+    size_t at = (st->arena_used + 15) & ~(size_t)15;
+    if (at + n > st->arena_cap) {
+        size_t cap = st->arena_cap ? st->arena_cap : 4096;
+        while (cap < at + n)
+            cap *= 2;
+        uint8_t *a = realloc(st->arena, cap);
+        if (!a)
+            return NULL;
+        st->arena = a;
+        st->arena_cap = cap;
+    }
+    st->arena_used = at + n;
+    *off = (uint32_t)at;
+    return st->arena + at;
+}
+
+/* Deep-copies launch l onto the held list. */
+static int hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
+                    uint64_t h, const CUlaunchAttribute *at)
+{
+    ag_rec *r = &st->held[st->nheld];
+    uint8_t *blob = arena_take(st, lay->size, &r->blob);
+    if (!blob || ag_params_copy(lay, l->params, l->extra, blob))
+        return -1;
+    if (sh->nattrs) {
+        uint8_t *a = arena_take(st, sh->nattrs * sizeof *at, &r->attrs);
+        if (!a)
+            return -1;
+        memcpy(a, at, sh->nattrs * sizeof *at);
+    }
+    r->shape = *sh;
+    r->shape_hash = h;
+    r->value_hash = ag_hash(st->arena + r->blob, lay->size);
+    r->lay = lay;
+    r->entry = l->entry;
+    st->nheld++;
+    ag_stat_inc(AG_ST_HELD);
+    return 0;
+}
+
+static int node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
+                        const CUlaunchAttribute *at)
+{
+    if (k >= T->len || T->nodes[k].shape_hash != h || !ag_shape_eq(&T->nodes[k].shape, sh))
+        return 0;
+    /* attributes are fingerprinted in the shape; a built node knows them exactly */
+    return sh->kind != AG_KIND_ATTRS || !T->exec ||
+           !memcmp(T->nodes[k].attrs, at, sh->nattrs * sizeof *at);
+}
+
+static ag_bucket *bucket_of(ag_stream *st, uint64_t first_hash)
+{
+    ag_bucket *b;
+    HASH_FIND(hh, st->buckets, &first_hash, sizeof first_hash, b);
+    return b;
+}
+
+/* Whether U's first k launches are the held ones. */
+static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k)
+{
+    if (U->len < k)
+        return 0;
+    for (uint32_t i = 0; i < k; i++)
+        if (U->nodes[i].shape_hash != st->held[i].shape_hash ||
+            !ag_shape_eq(&U->nodes[i].shape, &st->held[i].shape))
+            return 0;
+    return 1;
+}
+
+/* Another template that the held launches begin and that continues with this launch. */
+static ag_tmpl *switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
+                                 const CUlaunchAttribute *at)
+{
+    uint32_t k = st->nheld;
+    ag_bucket *b = bucket_of(st, st->cand->first_hash);
+    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
+        if (U != st->cand && node_matches(U, k, sh, h, at) && ag_benefit_want_graph(&U->ben) &&
+            held_prefix_of(st, U, k))
+            return U;
+    return NULL;
+}
+
+/* A template that is exactly the held launches. */
+static ag_tmpl *exact_template(ag_stream *st)
+{
+    if (st->cand->len == st->nheld)
+        return st->cand;
+    ag_bucket *b = bucket_of(st, st->cand->first_hash);
+    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
+        if (U->len == st->nheld && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, U->len))
+            return U;
+    return NULL;
+}
+
+static ag_tmpl *find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                           const CUlaunchAttribute *at)
+{
+    ag_bucket *b = bucket_of(st, h);
+    for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
+        if (node_matches(T, 0, sh, h, at) && ag_benefit_want_graph(&T->ben))
+            return T;
+    return NULL;
+}
+
+static void issue_held(ag_stream *st)
+{
+    for (uint32_t i = 0; i < st->nheld; i++) {
+        CUresult r = issue(st, &st->held[i]);
+        if (r != CUDA_SUCCESS) {
+            ag_stat_inc(AG_ST_FAIL_EAGER);
+            ag_log(AG_LOG_WARN, "held launch of %s failed on flush (%d)", st->held[i].lay->name,
+                   (int)r);
+        }
+    }
+    ag_stat_add(AG_ST_FLUSHED, st->nheld);
+}
+
+/* The held launches are one whole occurrence of st->cand: replay it. */
+static void complete(ag_stream *st)
+{
+    ag_tmpl *T = st->cand;
+    int built = 0;
+    if (ag_tmpl_replay(st, T, &built) == 0) {
+        T->replays++;
+        ag_benefit_occurred(&T->ben, 1, built, st->hold_t0);
+    } else {
+        issue_held(st);
+        T->eager_runs++;
+        ag_benefit_failed(&T->ben);
+    }
+    hold_end(st);
+    if (st->held)
+        ag_learn_replayed(&st->learn);
+}
+
+void ag_flush_locked(ag_stream *st, enum ag_stat reason)
+{
+    if (!st->nheld)
+        return;
+    ag_stat_inc(reason);
+    ag_tmpl *T = exact_template(st);
+    if (T) {
+        st->cand = T;
+        complete(st);
+        return;
+    }
+    ag_log(AG_LOG_TRACE, "flushing %u held launches of sequence %016llx eagerly (%s)", st->nheld,
+           (unsigned long long)st->cand->key, ag_stat_names[reason]);
+    issue_held(st);
+    ag_benefit_aborted(&st->cand->ben);
+    hold_end(st);
+}
+
+/* ---- learning --------------------------------------------------------------------------- */
+
+static void insert_template(ag_stream *st, ag_tmpl *T)
+{
+    ag_bucket *b = bucket_of(st, T->first_hash);
+    if (!b) {
+        if (!(b = calloc(1, sizeof *b)))
+            return;
+        b->first_hash = T->first_hash;
+        HASH_ADD(hh, st->buckets, first_hash, sizeof b->first_hash, b);
+    }
+    for (ag_tmpl *U = b->head; U; U = U->next_first) {
+        uint32_t n = U->len < T->len ? U->len : T->len, i;
+        for (i = 0; i < n && U->nodes[i].shape_hash == T->nodes[i].shape_hash; i++)
+            ;
+        if (i == n && U->len < T->len)
+            U->has_ext = 1;
+        else if (i == n && T->len < U->len)
+            T->has_ext = 1;
+    }
+    T->next_first = b->head;
+    b->head = T;
+    T->next_all = st->tmpls;
+    st->tmpls = T;
+    st->ntmpl++;
+}
+
+static void on_closed(ag_stream *st, const ag_closed *c)
+{
+    ag_sighting *s = c->s;
+    if (s->count == 1)
+        ag_stat_inc(AG_ST_SEQ_SEEN);
+    ag_tmpl *T = s->tmpl;
+    if (T) {
+        if (T->len != c->len)
+            return;
+        for (uint32_t i = 0; i < c->len; i++)
+            if (!ag_shape_eq(&T->nodes[i].shape, &c->shapes[i]))
+                return; /* a fingerprint collision: not an occurrence of T */
+        T->eager_runs++;
+        ag_benefit_occurred(&T->ben, 0, 0, c->t0);
+        return;
+    }
+    if (s->count < st->learn.min_repeats || st->ntmpl >= AG_MAX_TEMPLATES)
+        return;
+    T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);
+    if (!T)
+        return;
+    insert_template(st, T);
+    s->tmpl = T;
+    T->eager_runs++;
+    ag_benefit_occurred(&T->ben, 0, 0, c->t0);
+    ag_stat_inc(AG_ST_SEQ_TEMPLATES);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx of %u launches (first %s) seen %u times: template",
+           (unsigned long long)T->key, T->len, T->nodes[0].lay->name, s->count);
+}
+
+static void learn_push(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now)
+{
+    ag_closed c;
+    if (ag_learn_starting(&st->learn) && !now)
+        now = ag_now_ns();
+    if (ag_learn_push(&st->learn, h, sh, now, &c))
+        on_closed(st, &c);
+}
+
+void ag_order_locked(ag_stream *st, enum ag_stat reason)
+{
+    ag_flush_locked(st, reason);
+    ag_closed c;
+    if (st->held && ag_learn_order(&st->learn, &c))
+        on_closed(st, &c);
+}
+
+/* ---- the launch path -------------------------------------------------------------------- */
+
+/* Work on a blocking stream waits for the legacy default stream of its context and vice
+ * versa: so before anything is issued or held on one side, the other side must not hold. */
+static void cross_flush(ag_stream *st);
+
+static CUresult launch_locked(ag_stream *st, const ag_launch *l)
+{
+    if (st->kind == AG_SK_DEAD || ag_stream_prepare(st))
+        return passthrough(l);
+    const ag_layout *lay = ag_layout_get(l->f);
+    ag_shape sh;
+    CUlaunchAttribute at[AG_MAX_ATTRS];
+    if (!lay || !lay->graphable || lay->size > AG_MAX_PARAM_BYTES ||
+        (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config) ||
+        ag_shape_make(l, lay, st->ctx, &sh, at)) {
+        ag_stat_inc(AG_ST_OPAQUE);
+        ag_order_locked(st, AG_ST_FL_DIVERGE);
+        return passthrough(l);
+    }
+    uint64_t h = ag_shape_hash(&sh), now = 0;
+
+    if (st->nheld) {
+        if (!node_matches(st->cand, st->nheld, &sh, h, at)) {
+            ag_tmpl *U = switch_candidate(st, &sh, h, at);
+            if (U) {
+                st->cand = U;
+            } else {
+                ag_flush_locked(st, AG_ST_FL_DIVERGE);
+                goto idle;
+            }
+        }
+        if (hold_one(st, l, lay, &sh, h, at)) {
+            ag_order_locked(st, AG_ST_FL_DIVERGE);
+            return passthrough(l);
+        }
+        learn_push(st, h, &sh, 0);
+        if (st->nheld == st->cand->len && !st->cand->has_ext)
+            complete(st);
+        return CUDA_SUCCESS;
+    }
+idle:;
+    ag_tmpl *T = find_start(st, &sh, h, at);
+    if (T) {
+        now = ag_now_ns();
+        st->cand = T;
+        if (hold_one(st, l, lay, &sh, h, at) == 0) {
+            hold_begin(st, now);
+            learn_push(st, h, &sh, now);
+            return CUDA_SUCCESS;
+        }
+        st->cand = NULL;
+    }
+    CUresult r = passthrough(l);
+    if (r == CUDA_SUCCESS)
+        learn_push(st, h, &sh, now);
+    else
+        ag_order_locked(st, AG_ST_FL_DIVERGE);
+    return r;
+}
+
+CUresult ag_launch_kernel(const ag_launch *l)
+{
+    ag_stat_inc((enum ag_stat)l->entry);
+    if (!ag_engine_on())
+        return passthrough(l);
+    if (atomic_load_explicit(&g_captures, memory_order_acquire)) {
+        ag_stat_inc(AG_ST_CAPTURED);
+        return passthrough(l);
+    }
+    ag_stream *st = ag_stream_of(l->stream, ag_entry_ptsz(l->entry));
+    if (!st)
+        return passthrough(l);
+    cross_flush(st);
+    if (st->kind == AG_SK_PTDS) /* see docs/DESIGN.md: per-thread default streams pass through */
+        return passthrough(l);
+    pthread_mutex_lock(&st->mu);
+    CUresult r = launch_locked(st, l);
+    pthread_mutex_unlock(&st->mu);
+    return r;
+}
+
+/* ---- ordering points -------------------------------------------------------------------- */
+
+typedef struct {
+    ag_ctxinfo *ci;       /* only this context; NULL: all */
+    int blocking_only;    /* only blocking, non-legacy streams */
+    enum ag_stat reason;
+} flush_req;
+
+void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
+{
+    /* Called from a thread whose current context may not be the stream's (a free in another
+     * context, the watchdog, exit): what we issue must go to the stream's context. */
+    CUcontext cur = NULL;
+    int sw = st->nheld && !ag_drv.cuCtxGetCurrent(&cur) && cur != st->ctx &&
+             !ag_drv.cuCtxSetCurrent(st->ctx);
+    if (order)
+        ag_order_locked(st, reason);
+    else
+        ag_flush_locked(st, reason);
+    if (sw)
+        ag_drv.cuCtxSetCurrent(cur);
+}
+
+static void flush_each(ag_stream *st, void *arg)
+{
+    const flush_req *q = arg;
+    if (q->ci && st->ci != q->ci)
+        return;
+    if (q->blocking_only && (st->kind == AG_SK_LEGACY || !st->blocking))
+        return;
+    if (!st->nheld && q->blocking_only)
+        return;
+    if (st->kind == AG_SK_DEAD)
+        return;
+    pthread_mutex_lock(&st->mu);
+    ag_flush_foreign(st, q->reason, !q->blocking_only);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ag_flush_all(enum ag_stat reason)
+{
+    flush_req q = { NULL, 0, reason };
+    ag_streams_each(flush_each, &q);
+}
+
+static void cross_flush(ag_stream *st)
+{
+    if (!atomic_load_explicit(&ag_nholding, memory_order_acquire))
+        return;
+    ag_ctxinfo *ci = st->ci;
+    if (st->kind == AG_SK_LEGACY) {
+        if (atomic_load(&ci->blocking_holding)) {
+            flush_req q = { ci, 1, AG_ST_FL_CROSS };
+            ag_streams_each(flush_each, &q);
+        }
+    } else if (st->blocking && atomic_load(&ci->legacy_holding)) {
+        pthread_mutex_lock(&ag_registry_mu); /* keeps ci->legacy alive */
+        ag_stream *lg = ci->legacy;
+        if (lg) {
+            pthread_mutex_lock(&lg->mu);
+            ag_flush_foreign(lg, AG_ST_FL_CROSS, 0);
+            pthread_mutex_unlock(&lg->mu);
+        }
+        pthread_mutex_unlock(&ag_registry_mu);
+    }
+}
+
+void ag_order_stream(CUstream s, int ptsz)
+{
+    if (!ag_engine_started())
+        return;
+    ag_stream *st = ag_stream_of(s, ptsz);
+    if (!st)
+        return;
+    cross_flush(st);
+    pthread_mutex_lock(&st->mu);
+    if (st->kind != AG_SK_DEAD)
+        ag_order_locked(st, AG_ST_FL_ORDER);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ag_order_sync_copy(int ptsz)
+{
+    ag_order_stream(NULL, ptsz);
+}
+
+void ag_order_all(void)
+{
+    if (ag_engine_started())
+        ag_flush_all(AG_ST_FL_ALL);
+}
+
+static void empty_state(ag_stream *st)
+{
+    ag_flush_locked(st, AG_ST_FL_ALL);
+    for (ag_tmpl *T = st->tmpls, *next; T; T = next) {
+        next = T->next_all;
+        ag_tmpl_free(st, T);
+    }
+    st->tmpls = NULL;
+    st->ntmpl = 0;
+    ag_bucket *b, *tmp;
+    HASH_ITER(hh, st->buckets, b, tmp) {
+        HASH_DEL(st->buckets, b);
+        free(b);
+    }
+    if (st->held) {
+        ag_learn_free(&st->learn);
+        free(st->held);
+        st->held = NULL;
+    }
+    free(st->arena);
+    free(st->ptrs);
+    st->arena = NULL;
+    st->ptrs = NULL;
+    st->arena_cap = st->ptrs_cap = 0;
+}
+
+void ag_order_invalidate(void)
+{
+    if (!ag_engine_started())
+        return;
+    ag_flush_all(AG_ST_FL_ALL);
+    ag_streams_retire_all(empty_state);
+    ag_layout_invalidate();
+    ag_stat_inc(AG_ST_INVALIDATIONS);
+    ag_log(AG_LOG_DEBUG, "module unload or context teardown: caches dropped");
+}
+
+void ag_order_stream_destroy(CUstream s)
+{
+    if (!ag_engine_started() || s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+        return;
+    ag_stream *st = ag_stream_of(s, 0);
+    if (!st)
+        return;
+    cross_flush(st);
+    ag_stream_retire(st, empty_state);
+}
+
+/* The application captures: flush everything first, and hold nothing until it is done. */
+#define MAX_CAPTURES 64
+static struct {
+    CUstream s;
+    uint64_t thread;
+} g_capturing[MAX_CAPTURES];
+static pthread_mutex_t g_cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread int t_capture_id;
+
+void ag_order_capture_begin(CUstream s, int ptsz)
+{
+    (void)s;
+    (void)ptsz;
+    atomic_fetch_add(&g_captures, 1);
+    if (ag_engine_started())
+        ag_flush_all(AG_ST_FL_ORDER);
+}
+
+void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r)
+{
+    if (r != CUDA_SUCCESS) {
+        atomic_fetch_sub(&g_captures, 1);
+        return;
+    }
+    if (!t_capture_id)
+        t_capture_id = (int)(uintptr_t)&t_capture_id; /* distinct per thread */
+    CUstream k = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
+    pthread_mutex_lock(&g_cap_mu);
+    for (int i = 0; i < MAX_CAPTURES; i++)
+        if (!g_capturing[i].s) {
+            g_capturing[i].s = k;
+            g_capturing[i].thread = k == CU_STREAM_PER_THREAD ? (uint64_t)t_capture_id : 0;
+            break;
+        }
+    /* no free slot: the count stays up and launches keep passing through -- safe */
+    pthread_mutex_unlock(&g_cap_mu);
+}
+
+void ag_order_capture_end_done(CUstream s, int ptsz)
+{
+    CUstream k = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
+    uint64_t th = k == CU_STREAM_PER_THREAD ? (uint64_t)t_capture_id : 0;
+    pthread_mutex_lock(&g_cap_mu);
+    for (int i = 0; i < MAX_CAPTURES; i++)
+        if (g_capturing[i].s == k && g_capturing[i].thread == th) {
+            g_capturing[i].s = NULL;
+            atomic_fetch_sub(&g_captures, 1);
+            break;
+        }
+    pthread_mutex_unlock(&g_cap_mu);
+}
+
+/* ---- life cycle ------------------------------------------------------------------------- */
+
+static void collect_top(ag_stream *st, void *arg);
+
+static void at_exit(void)
+{
+    if (atomic_load(&ag_state) == AG_ENGINE_FORKED)
+        return;
+    int was_on = ag_engine_on();
+    atomic_store(&ag_state, AG_ENGINE_EXITING);
+    if (was_on)
+        ag_flush_all(AG_ST_FL_EXIT);
+    ag_profile_save();
+    ag_report_stats();
+}
+
+static void before_fork(void)
+{
+    if (ag_engine_on())
+        ag_flush_all(AG_ST_FL_EXIT);
+}
+
+static void in_child(void)
+{
+    /* The child must never touch the parent's graphs or locks: pass everything through. */
+    atomic_store(&ag_state, AG_ENGINE_FORKED);
+}
+
+static void init(void)
+{
+    atexit(at_exit); /* registered after cudart's own: runs before its teardown */
+    pthread_atfork(before_fork, NULL, in_child);
+    if (ag_opt(AG_OPT_DISABLE)) {
+        atomic_store(&ag_state, AG_ENGINE_DISABLED);
+        ag_log(AG_LOG_INFO, "disabled by AUTOGRAPH_DISABLE: launches pass through");
+        return;
+    }
+    ag_profile_load();
+    atomic_store(&ag_state, AG_ENGINE_ON);
+    ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
+           ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
+}
+
+int ag_engine_on(void)
+{
+    int s = atomic_load_explicit(&ag_state, memory_order_acquire);
+    if (__builtin_expect(s == AG_ENGINE_UNINIT, 0)) {
+        pthread_once(&g_init_once, init);
+        s = atomic_load(&ag_state);
+    }
+    return s == AG_ENGINE_ON;
+}
+
+int ag_engine_started(void)
+{
+    return atomic_load_explicit(&ag_state, memory_order_acquire) == AG_ENGINE_ON;
+}
+
+/* ---- the report ------------------------------------------------------------------------- */
+
+#define TOP 10
+typedef struct {
+    ag_seq_report top[TOP];
+    int n;
+    uint64_t nseq;
+    double saved_us;
+} top_acc;
+
+static void collect_top(ag_stream *st, void *arg)
+{
+    top_acc *a = arg;
+    pthread_mutex_lock(&st->mu);
+    for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
+        a->nseq++;
+        if (T->ben.med_eager > T->ben.med_graph && T->ben.med_graph)
+            a->saved_us += (double)(T->ben.med_eager - T->ben.med_graph) * (double)T->replays / 1e3;
+        int pos = a->n;
+        while (pos > 0 && a->top[pos - 1].replays < T->replays)
+            pos--;
+        if (pos >= TOP)
+            continue;
+        if (a->n < TOP)
+            a->n++;
+        memmove(&a->top[pos + 1], &a->top[pos], (size_t)(a->n - 1 - pos) * sizeof a->top[0]);
+        ag_seq_report *r = &a->top[pos];
+        memset(r, 0, sizeof *r);
+        r->key = T->key;
+        r->len = T->len;
+        r->replays = T->replays;
+        r->eager_runs = T->eager_runs;
+        r->state = T->ben.state == AG_BEN_ON ? "graph" : T->ben.state == AG_BEN_OFF ? "eager" : "trial";
+        r->med_graph_ns = T->ben.med_graph;
+        r->med_eager_ns = T->ben.med_eager;
+        size_t used = 0;
+        for (uint32_t i = 0; i < T->len && used + 4 < sizeof r->names; i++) {
+            if (i && !strcmp(T->nodes[i].lay->name, T->nodes[i - 1].lay->name))
+                continue;
+            int w = snprintf(r->names + used, sizeof r->names - used, "%s%s", used ? "," : "",
+                             T->nodes[i].lay->name);
+            if (w < 0)
+                break;
+            used += (size_t)w;
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ag_report_stats(void)
+{
+    top_acc a;
+    memset(&a, 0, sizeof a);
+    if (atomic_load(&ag_state) != AG_ENGINE_DISABLED)
+        ag_streams_each(collect_top, &a);
+    ag_stats_report(a.top, a.n, a.nseq, a.saved_us);
+}

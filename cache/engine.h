@@ -1,0 +1,50 @@
+/* What the interposition layer asks of the engine. Nothing here knows how the calls reached
+ * us (exported symbol, dlsym, cuGetProcAddress); the engine decides whether a launch is held,
+ * replayed from a graph or passed straight through, and flushes what it holds before every
+ * ordering point. */
+#ifndef AG_ENGINE_H
+#define AG_ENGINE_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+/* Which exported entry point a launch came through (also the stats' names). */
+enum ag_entry {
+    AG_ENTRY_LAUNCH,         /* cuLaunchKernel */
+    AG_ENTRY_LAUNCH_PTSZ,    /* cuLaunchKernel_ptsz */
+    AG_ENTRY_EX,             /* cuLaunchKernelEx */
+    AG_ENTRY_EX_PTSZ,        /* cuLaunchKernelEx_ptsz */
+    AG_ENTRY_COOP,           /* cuLaunchCooperativeKernel */
+    AG_ENTRY_COOP_PTSZ,      /* cuLaunchCooperativeKernel_ptsz */
+    AG_ENTRY_COUNT
+};
+extern const char *const ag_entry_names[AG_ENTRY_COUNT];
+
+/* One launch as the application made it; pointers are only valid during the call. */
+typedef struct ag_launch {
+    CUfunction f;                    /* a CUfunction or a CUkernel */
+    unsigned grid[3], block[3], smem;
+    CUstream stream;                 /* as passed: NULL, CU_STREAM_LEGACY/PER_THREAD or a handle */
+    const CUlaunchAttribute *attrs;  /* cuLaunchKernelEx only */
+    unsigned nattrs;
+    void **params, **extra;
+    uint8_t entry;                   /* enum ag_entry */
+    const CUlaunchConfig *config;    /* cuLaunchKernelEx: the caller's own (may be NULL) */
+} ag_launch;
+
+static inline int ag_entry_ptsz(int entry) { return entry & 1; }
+
+/* A kernel launch. Returns what the application must see for this call. */
+CUresult ag_launch_kernel(const ag_launch *l);
+
+/* Ordering points, called before the real function runs (after it for *_done). */
+void ag_order_stream(CUstream s, int ptsz);     /* any work on or wait for stream s */
+void ag_order_sync_copy(int ptsz);              /* synchronous copy/memset: default stream */
+void ag_order_all(void);                        /* frees, context sync: everything held */
+void ag_order_invalidate(void);                 /* unloads, context teardown: drop all caches */
+void ag_order_stream_destroy(CUstream s);
+void ag_order_capture_begin(CUstream s, int ptsz);
+void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r);
+void ag_order_capture_end_done(CUstream s, int ptsz);
+
+#endif

@@ -1,0 +1,347 @@
+/* See graph.h. */
+#include "graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../policy/log.h"
+#include "../policy/options.h"
+#include "../policy/stats.h"
+#include "clock.h"
+#include "driver.h"
+
+atomic_long ag_graphs_live, ag_graph_mem_live;
+
+/* Measured cost per node of each update path, in ns (exponentially weighted; seeded with the
+ * H100 figures of the brief). Races between threads only blur the averages. */
+static atomic_long c_exec_set = 440, c_graph_set = 150, c_update = 130;
+
+static void ewma(atomic_long *c, uint64_t total_ns, uint32_t n)
+{
+    if (!n)
+        return;
+    long x = (long)(total_ns / n), old = atomic_load_explicit(c, memory_order_relaxed);
+    atomic_store_explicit(c, old + (x - old) / 8, memory_order_relaxed);
+}
+
+ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
+{
+    ag_tmpl *T = calloc(1, sizeof *T);
+    if (!T || !(T->nodes = calloc(len, sizeof *T->nodes)))
+        goto fail;
+    T->key = key;
+    T->first_hash = hashes[0];
+    T->len = len;
+    for (uint32_t i = 0; i < len; i++) {
+        ag_node *n = &T->nodes[i];
+        n->shape = shapes[i];
+        n->shape_hash = hashes[i];
+        n->lay = ag_layout_get(shapes[i].fn);
+        if (!n->lay || n->lay->size != shapes[i].psize)
+            goto fail;
+        size_t sz = n->lay->size ? n->lay->size : 1;
+        if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))
+            goto fail;
+    }
+    ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS);
+    return T;
+fail:
+    if (T && T->nodes)
+        for (uint32_t i = 0; i < len; i++) {
+            free(T->nodes[i].exec_vals);
+            free(T->nodes[i].graph_vals);
+        }
+    if (T)
+        free(T->nodes);
+    free(T);
+    return NULL;
+}
+
+static void **scratch_ptrs(ag_stream *st, uint32_t n)
+{
+    if (n > st->ptrs_cap) {
+        void **p = realloc(st->ptrs, n * sizeof *p);
+        if (!p)
+            return NULL;
+        st->ptrs = p;
+        st->ptrs_cap = n;
+    }
+    return st->ptrs;
+}
+
+/* Kernel node parameters of node n with argument block blob. */
+static int fill(ag_stream *st, const ag_node *n, uint8_t *blob, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    memset(p, 0, sizeof *p);
+    if (n->lay->is_kernel) {
+        p->kern = (CUkernel)n->shape.fn;
+        p->ctx = n->shape.ctx;
+    } else {
+        p->func = (CUfunction)n->shape.fn;
+    }
+    p->gridDimX = n->shape.grid[0];
+    p->gridDimY = n->shape.grid[1];
+    p->gridDimZ = n->shape.grid[2];
+    p->blockDimX = n->shape.block[0];
+    p->blockDimY = n->shape.block[1];
+    p->blockDimZ = n->shape.block[2];
+    p->sharedMemBytes = n->shape.smem;
+    if (n->lay->nparams) {
+        void **ptrs = scratch_ptrs(st, n->lay->nparams);
+        if (!ptrs)
+            return -1;
+        ag_params_ptrs(n->lay, blob, ptrs);
+        p->kernelParams = ptrs;
+    }
+    return 0;
+}
+
+static uint8_t *held_blob(ag_stream *st, uint32_t i)
+{
+    return st->arena + st->held[i].blob;
+}
+
+static void lru_unlink(ag_stream *st, ag_tmpl *T)
+{
+    if (T->lru_prev)
+        T->lru_prev->lru_next = T->lru_next;
+    else if (st->lru_head == T)
+        st->lru_head = T->lru_next;
+    if (T->lru_next)
+        T->lru_next->lru_prev = T->lru_prev;
+    else if (st->lru_tail == T)
+        st->lru_tail = T->lru_prev;
+    T->lru_prev = T->lru_next = NULL;
+}
+
+static void lru_front(ag_stream *st, ag_tmpl *T)
+{
+    if (st->lru_head == T)
+        return;
+    lru_unlink(st, T);
+    T->lru_next = st->lru_head;
+    if (st->lru_head)
+        st->lru_head->lru_prev = T;
+    st->lru_head = T;
+    if (!st->lru_tail)
+        st->lru_tail = T;
+}
+
+void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T)
+{
+    if (T->exec) {
+        ag_drv.cuGraphExecDestroy(T->exec);
+        atomic_fetch_sub(&ag_graphs_live, 1);
+        atomic_fetch_sub(&ag_graph_mem_live, (long)T->mem_est);
+        lru_unlink(st, T);
+    }
+    if (T->graph)
+        ag_drv.cuGraphDestroy(T->graph);
+    T->exec = NULL;
+    T->graph = NULL;
+}
+
+void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
+{
+    ag_tmpl_drop_graph(st, T);
+    for (uint32_t i = 0; i < T->len; i++) {
+        free(T->nodes[i].exec_vals);
+        free(T->nodes[i].graph_vals);
+    }
+    free(T->nodes);
+    free(T);
+}
+
+/* Keeps the process within AUTOGRAPH_MAX_GRAPHS and MAX_GRAPH_MEM by destroying this
+ * stream's least recently replayed graphs. Returns 0 when `need` more bytes now fit. */
+static int make_room(ag_stream *st, ag_tmpl *keep, size_t need)
+{
+    long max_graphs = (long)ag_opt(AG_OPT_MAX_GRAPHS), max_mem = (long)ag_opt(AG_OPT_MAX_GRAPH_MEM);
+    while (atomic_load(&ag_graphs_live) + 1 > max_graphs ||
+           atomic_load(&ag_graph_mem_live) + (long)need > max_mem) {
+        ag_tmpl *victim = st->lru_tail;
+        if (victim == keep)
+            victim = victim->lru_prev;
+        if (!victim)
+            return -1;
+        ag_log(AG_LOG_DEBUG, "evicting graph of sequence %016llx (%u launches)",
+               (unsigned long long)victim->key, victim->len);
+        ag_tmpl_drop_graph(st, victim);
+        ag_stat_inc(AG_ST_GRAPH_EVICTED);
+    }
+    return 0;
+}
+
+static int build(ag_stream *st, ag_tmpl *T)
+{
+    CUgraph g = NULL;
+    CUgraphExec e = NULL;
+    CUgraphNode prev = NULL;
+    CUresult r;
+    const char *what = "cuGraphCreate";
+    size_t est = (size_t)T->len * AG_NODE_MEM_EST;
+    for (uint32_t i = 0; i < T->len; i++)
+        est += T->nodes[i].lay->size;
+    if (make_room(st, T, est)) {
+        ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
+        return -1;
+    }
+    if ((r = ag_drv.cuGraphCreate(&g, 0)))
+        goto fail;
+    for (uint32_t i = 0; i < T->len; i++) {
+        ag_node *n = &T->nodes[i];
+        CUDA_KERNEL_NODE_PARAMS p;
+        what = "cuGraphAddKernelNode";
+        if (fill(st, n, held_blob(st, i), &p)) {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+            goto fail;
+        }
+        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN)
+                                    : (r = ag_drv.cuGraphAddKernelNode_v2(&n->node, g, prev ? &prev : NULL,
+                                                                          prev ? 1 : 0, &p)))
+            goto fail;
+        what = "cuGraphKernelNodeSetAttribute";
+        if (n->shape.kind == AG_KIND_COOP) {
+            CUkernelNodeAttrValue v;
+            memset(&v, 0, sizeof v);
+            v.cooperative = 1;
+            if ((r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)))
+                goto fail;
+        } else if (n->shape.kind == AG_KIND_ATTRS) {
+            memcpy(n->attrs, st->arena + st->held[i].attrs, n->shape.nattrs * sizeof *n->attrs);
+            for (uint32_t a = 0; a < n->shape.nattrs; a++)
+                if ((r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, n->attrs[a].id,
+                                                              &n->attrs[a].value)))
+                    goto fail;
+        }
+        prev = n->node;
+    }
+    what = "cuGraphInstantiate";
+    if (ag_fault(AG_F_INSTANTIATE) ? (r = CUDA_ERROR_UNKNOWN)
+                                   : (r = ag_drv.cuGraphInstantiateWithFlags(&e, g, 0)))
+        goto fail;
+    what = "cuGraphUpload";
+    if (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(e, st->handle)))
+        goto fail;
+    for (uint32_t i = 0; i < T->len; i++) {
+        ag_node *n = &T->nodes[i];
+        memcpy(n->exec_vals, held_blob(st, i), n->lay->size);
+        memcpy(n->graph_vals, held_blob(st, i), n->lay->size);
+        n->exec_vhash = st->held[i].value_hash;
+    }
+    T->graph = g;
+    T->exec = e;
+    T->mem_est = est;
+    atomic_fetch_add(&ag_graphs_live, 1);
+    atomic_fetch_add(&ag_graph_mem_live, (long)est);
+    lru_front(st, T);
+    ag_stat_inc(AG_ST_GRAPH_BUILT);
+    ag_log(AG_LOG_INFO, "graph built for sequence %016llx: %u launches starting with %s",
+           (unsigned long long)T->key, T->len, T->nodes[0].lay->name);
+    return 0;
+fail:
+    ag_log(AG_LOG_INFO, "graph of sequence %016llx not built: %s failed (%d)",
+           (unsigned long long)T->key, what, (int)r);
+    if (e)
+        ag_drv.cuGraphExecDestroy(e);
+    if (g)
+        ag_drv.cuGraphDestroy(g);
+    ag_stat_inc(AG_ST_FAIL_BUILD);
+    return -1;
+}
+
+static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t i)
+{
+    const ag_rec *r = &st->held[i];
+    return r->value_hash != n->exec_vhash ||
+           memcmp(held_blob(st, i), n->exec_vals, n->lay->size) != 0;
+}
+
+/* Brings the exec up to date with the held values by the path that costs less. */
+static int update(ag_stream *st, ag_tmpl *T)
+{
+    uint32_t nexec = 0;
+    for (uint32_t i = 0; i < T->len; i++)
+        nexec += exec_differs(st, &T->nodes[i], i);
+    if (!nexec) {
+        ag_stat_inc(AG_ST_UPD_NONE);
+        return 0;
+    }
+    long ce = atomic_load_explicit(&c_exec_set, memory_order_relaxed);
+    long cg = atomic_load_explicit(&c_graph_set, memory_order_relaxed);
+    long cu = atomic_load_explicit(&c_update, memory_order_relaxed);
+    uint32_t ngraph = 0;
+    int whole = 0;
+    if ((long)nexec * ce > (long)T->len * cu) { /* only then can the whole-graph path win */
+        for (uint32_t i = 0; i < T->len; i++)
+            ngraph += memcmp(held_blob(st, i), T->nodes[i].graph_vals, T->nodes[i].lay->size) != 0;
+        whole = (long)ngraph * cg + (long)T->len * cu < (long)nexec * ce;
+    }
+    CUDA_KERNEL_NODE_PARAMS p;
+    uint64_t t0 = ag_now_ns();
+    if (!whole) {
+        for (uint32_t i = 0; i < T->len; i++) {
+            ag_node *n = &T->nodes[i];
+            if (!exec_differs(st, n, i))
+                continue;
+            if (fill(st, n, held_blob(st, i), &p) || ag_fault(AG_F_SET_PARAMS) ||
+                ag_drv.cuGraphExecKernelNodeSetParams_v2(T->exec, n->node, &p))
+                return -1;
+            memcpy(n->exec_vals, held_blob(st, i), n->lay->size);
+            n->exec_vhash = st->held[i].value_hash;
+        }
+        ewma(&c_exec_set, ag_now_ns() - t0, nexec);
+        ag_stat_inc(AG_ST_UPD_NODE);
+        ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
+        return 0;
+    }
+    for (uint32_t i = 0; i < T->len; i++) {
+        ag_node *n = &T->nodes[i];
+        if (!memcmp(held_blob(st, i), n->graph_vals, n->lay->size))
+            continue;
+        if (fill(st, n, held_blob(st, i), &p) || ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &p))
+            return -1;
+        memcpy(n->graph_vals, held_blob(st, i), n->lay->size);
+    }
+    uint64_t t1 = ag_now_ns();
+    CUgraphExecUpdateResultInfo info;
+    if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(T->exec, T->graph, &info))
+        return -1;
+    for (uint32_t i = 0; i < T->len; i++) {
+        ag_node *n = &T->nodes[i];
+        memcpy(n->exec_vals, n->graph_vals, n->lay->size);
+        n->exec_vhash = st->held[i].value_hash;
+    }
+    ewma(&c_graph_set, t1 - t0, ngraph);
+    ewma(&c_update, ag_now_ns() - t1, T->len);
+    ag_stat_inc(AG_ST_UPD_WHOLE);
+    return 0;
+}
+
+int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
+{
+    *built = 0;
+    if (!T->exec) {
+        if (build(st, T))
+            return -1;
+        *built = 1;
+    } else if (update(st, T)) {
+        ag_log(AG_LOG_INFO, "update of sequence %016llx failed; dropping its graph",
+               (unsigned long long)T->key);
+        ag_stat_inc(AG_ST_FAIL_UPDATE);
+        ag_tmpl_drop_graph(st, T);
+        return -1;
+    }
+    CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(T->exec, st->handle);
+    if (r) {
+        ag_log(AG_LOG_INFO, "launch of sequence %016llx failed (%d); dropping its graph",
+               (unsigned long long)T->key, (int)r);
+        ag_stat_inc(AG_ST_FAIL_LAUNCH);
+        ag_tmpl_drop_graph(st, T);
+        return -1;
+    }
+    lru_front(st, T);
+    ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
+    ag_stat_add(AG_ST_REPLAYED, T->len);
+    return 0;
+}

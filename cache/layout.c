@@ -1,0 +1,181 @@
+/* See layout.h. Lookups run on every launch, so each thread keeps a small direct-mapped cache
+ * in front of the shared table; an epoch number invalidates all of them at once. Layouts are
+ * never freed while the process runs (a thread may still read one after an unload): they are
+ * small, and only unloads retire them. */
+#include "layout.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "../policy/log.h"
+#include "driver.h"
+
+typedef struct entry {
+    ag_layout lay;
+    UT_hash_handle hh;
+} entry;
+
+static entry *g_table;
+static entry *g_retired;   /* chained through hh.next after an unload */
+static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_uint g_epoch = 1;
+
+#define TCACHE 32
+static __thread struct {
+    void *handle;
+    const ag_layout *lay;
+    unsigned epoch;
+} t_cache[TCACHE] __attribute__((tls_model("initial-exec")));
+
+static inline unsigned slot(void *h)
+{
+    uintptr_t x = (uintptr_t)h;
+    return (unsigned)((x >> 4) ^ (x >> 12)) & (TCACHE - 1);
+}
+
+static int query(void *h, ag_layout *out)
+{
+    size_t off, sz;
+    CUresult r = ag_drv.cuFuncGetParamInfo((CUfunction)h, 0, &off, &sz);
+    if (r == CUDA_ERROR_INVALID_HANDLE && ag_drv.cuKernelGetParamInfo) {
+        out->is_kernel = 1;
+        r = ag_drv.cuKernelGetParamInfo((CUkernel)h, 0, &off, &sz);
+    }
+    uint32_t cap = 0;
+    while (r == CUDA_SUCCESS) {
+        if (out->nparams == cap) {
+            cap = cap ? cap * 2 : 8;
+            uint32_t *o = realloc(out->off, cap * sizeof *o), *s = o ? realloc(out->sz, cap * sizeof *s) : NULL;
+            if (!o || !s) {
+                free(o ? o : out->off);
+                return -1;
+            }
+            out->off = o;
+            out->sz = s;
+        }
+        out->off[out->nparams] = (uint32_t)off;
+        out->sz[out->nparams] = (uint32_t)sz;
+        if (off + sz > out->size)
+            out->size = (uint32_t)(off + sz);
+        out->nparams++;
+        r = out->is_kernel ? ag_drv.cuKernelGetParamInfo((CUkernel)h, out->nparams, &off, &sz)
+                           : ag_drv.cuFuncGetParamInfo((CUfunction)h, out->nparams, &off, &sz);
+    }
+    if (r != CUDA_ERROR_INVALID_VALUE) /* the end of the list; anything else: not describable */
+        return -1;
+    const char *name = NULL;
+    if (out->is_kernel ? (ag_drv.cuKernelGetName && ag_drv.cuKernelGetName(&name, (CUkernel)h))
+                       : (ag_drv.cuFuncGetName && ag_drv.cuFuncGetName(&name, (CUfunction)h)))
+        name = NULL;
+    strncpy(out->name, name ? name : "?", sizeof out->name - 1);
+    out->graphable = (uint8_t)ag_filter_allows(out->name);
+    return 0;
+}
+
+static const ag_layout *slow_get(void *h, unsigned epoch)
+{
+    entry *e;
+    pthread_rwlock_rdlock(&g_lock);
+    HASH_FIND_PTR(g_table, &h, e);
+    pthread_rwlock_unlock(&g_lock);
+    if (!e) {
+        entry *n = calloc(1, sizeof *n);
+        if (!n)
+            return NULL;
+        n->lay.handle = h;
+        if (query(h, &n->lay) != 0) {
+            ag_log(AG_LOG_DEBUG, "no parameter layout for function %p", h);
+            free(n->lay.off);
+            free(n->lay.sz);
+            free(n);
+            return NULL;
+        }
+        ag_log(AG_LOG_TRACE, "layout %s: %u params, %u bytes%s", n->lay.name, n->lay.nparams,
+               n->lay.size, n->lay.is_kernel ? " (CUkernel)" : "");
+        pthread_rwlock_wrlock(&g_lock);
+        HASH_FIND_PTR(g_table, &h, e);
+        if (!e) {
+            HASH_ADD_PTR(g_table, lay.handle, n);
+            e = n;
+            n = NULL;
+        }
+        pthread_rwlock_unlock(&g_lock);
+        if (n) {
+            free(n->lay.off);
+            free(n->lay.sz);
+            free(n);
+        }
+    }
+    unsigned i = slot(h);
+    t_cache[i].handle = h;
+    t_cache[i].lay = &e->lay;
+    t_cache[i].epoch = epoch;
+    return &e->lay;
+}
+
+const ag_layout *ag_layout_get(void *h)
+{
+    unsigned epoch = atomic_load_explicit(&g_epoch, memory_order_acquire);
+    unsigned i = slot(h);
+    if (t_cache[i].handle == h && t_cache[i].epoch == epoch)
+        return t_cache[i].lay;
+    return slow_get(h, epoch);
+}
+
+void ag_layout_invalidate(void)
+{
+    entry *e, *tmp;
+    pthread_rwlock_wrlock(&g_lock);
+    HASH_ITER(hh, g_table, e, tmp) {
+        HASH_DEL(g_table, e);
+        e->hh.next = g_retired;
+        g_retired = e;
+    }
+    atomic_fetch_add_explicit(&g_epoch, 1, memory_order_release);
+    pthread_rwlock_unlock(&g_lock);
+}
+
+int ag_extra_buffer(void **extra, uint32_t want, const void **buf)
+{
+    const void *p = NULL;
+    size_t size = (size_t)-1;
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            p = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+            size = *(size_t *)extra[i + 1];
+        else
+            return -1;
+        if (i > 64)
+            return -1;
+    }
+    if (!p || size != want)
+        return -1;
+    *buf = p;
+    return 0;
+}
+
+int ag_params_copy(const ag_layout *lay, void **params, void **extra, uint8_t *dst)
+{
+    if (params && extra)
+        return -1; /* the driver refuses both; let it say so */
+    if (extra) {
+        const void *buf;
+        if (ag_extra_buffer(extra, lay->size, &buf))
+            return -1;
+        memcpy(dst, buf, lay->size);
+        return 0;
+    }
+    if (!params)
+        return lay->nparams ? -1 : 0;
+    memset(dst, 0, lay->size);
+    for (uint32_t i = 0; i < lay->nparams; i++) {
+        if (!params[i])
+            return -1;
+        memcpy(dst + lay->off[i], params[i], lay->sz[i]);
+    }
+    return 0;
+}

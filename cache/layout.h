@@ -1,0 +1,49 @@
+/* Kernel parameter layouts, one per function handle, cached.
+ *
+ * A held launch must deep-copy its arguments inside the hook: the caller's void** is only
+ * valid during the call. The layout (offset and size of every parameter) comes from
+ * cuFuncGetParamInfo, or cuKernelGetParamInfo when the handle is a CUkernel (cudart passes
+ * those), and never changes while the module stays loaded. */
+#ifndef AG_LAYOUT_H
+#define AG_LAYOUT_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ag_layout {
+    void *handle;            /* CUfunction or CUkernel */
+    uint8_t is_kernel;       /* handle is a CUkernel: graph nodes need kern + ctx */
+    uint8_t graphable;       /* AUTOGRAPH_ALLOW / DENY let it into graphs */
+    uint32_t nparams;
+    uint32_t size;           /* bytes of the packed parameter block */
+    uint32_t *off, *sz;      /* nparams each */
+    char name[120];          /* kernel name, possibly cut, for stats and filters */
+} ag_layout;
+
+/* The layout of f, or NULL when the driver cannot describe it (an invalid handle: the launch
+ * then passes straight through and gets the driver's own error). */
+const ag_layout *ag_layout_get(void *f);
+
+/* Forget every layout (module or library unload: handles may be reused). */
+void ag_layout_invalidate(void);
+
+/* Parses a launch's `extra` array. Returns 0 and the buffer when it is the packed-buffer form
+ * with a size equal to `want`; -1 for anything we do not understand. */
+int ag_extra_buffer(void **extra, uint32_t want, const void **buf);
+
+/* Copies one launch's arguments into dst (lay->size bytes, padding zeroed). Returns 0, or
+ * -1 when the arguments are not in a form we can copy. */
+int ag_params_copy(const ag_layout *lay, void **params, void **extra, uint8_t *dst);
+
+/* Fills ptrs[i] = blob + off[i], the kernelParams form of a packed block. */
+static inline void ag_params_ptrs(const ag_layout *lay, uint8_t *blob, void **ptrs)
+{
+    for (uint32_t i = 0; i < lay->nparams; i++)
+        ptrs[i] = blob + lay->off[i];
+}
+
+/* Name filter hook, provided by policy/filter.c. */
+int ag_filter_allows(const char *kernel_name);
+
+#endif

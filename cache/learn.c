@@ -1,0 +1,159 @@
+/* See learn.h. */
+#include "learn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIGHTINGS 4096
+
+int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats)
+{
+    memset(L, 0, sizeof *L);
+    L->max_nodes = max_nodes;
+    L->min_len = min_len;
+    L->min_repeats = min_repeats;
+    L->shapes = malloc(max_nodes * sizeof *L->shapes);
+    L->hashes = malloc(max_nodes * sizeof *L->hashes);
+    L->ring = calloc(AG_LEARN_RING, sizeof *L->ring);
+    L->last = calloc(AG_LEARN_LAST, sizeof *L->last);
+    if (!L->shapes || !L->hashes || !L->ring || !L->last) {
+        ag_learn_free(L);
+        return -1;
+    }
+    return 0;
+}
+
+void ag_learn_forget(ag_learn *L)
+{
+    ag_sighting *s, *tmp;
+    HASH_ITER(hh, L->sightings, s, tmp) {
+        HASH_DEL(L->sightings, s);
+        free(s);
+    }
+    L->nsightings = 0;
+}
+
+void ag_learn_free(ag_learn *L)
+{
+    ag_learn_forget(L);
+    free(L->shapes);
+    free(L->hashes);
+    free(L->ring);
+    free(L->last);
+    memset(L, 0, sizeof *L);
+}
+
+ag_sighting *ag_learn_find(ag_learn *L, uint64_t key)
+{
+    ag_sighting *s;
+    HASH_FIND(hh, L->sightings, &key, sizeof key, s);
+    return s;
+}
+
+/* Irregular streams would grow the table forever: when full, forget what never repeated. */
+static void prune(ag_learn *L)
+{
+    ag_sighting *s, *tmp;
+    HASH_ITER(hh, L->sightings, s, tmp) {
+        if (!s->tmpl && s->count < L->min_repeats) {
+            HASH_DEL(L->sightings, s);
+            free(s);
+            L->nsightings--;
+        }
+    }
+}
+
+static int close_segment(ag_learn *L, ag_closed *c)
+{
+    uint32_t len = L->len;
+    L->len = 0;
+    if (len < L->min_len)
+        return 0;
+    uint64_t key = ag_hash(L->hashes, len * sizeof *L->hashes);
+    ag_sighting *s = ag_learn_find(L, key);
+    if (!s) {
+        if (L->nsightings >= MAX_SIGHTINGS)
+            prune(L);
+        if (L->nsightings >= MAX_SIGHTINGS || !(s = calloc(1, sizeof *s)))
+            return 0;
+        s->key = key;
+        s->len = len;
+        HASH_ADD(hh, L->sightings, key, sizeof s->key, s);
+        L->nsightings++;
+    }
+    if (s->count < UINT32_MAX)
+        s->count++;
+    c->s = s;
+    c->shapes = L->shapes;
+    c->hashes = L->hashes;
+    c->len = len;
+    c->t0 = L->t0;
+    return 1;
+}
+
+/* Finds the smallest repeating period: a candidate p comes from the last time this shape was
+ * seen; it holds while every launch equals the one p before, and is trusted once two whole
+ * copies are seen. */
+static void track_period(ag_learn *L, uint64_t h)
+{
+    uint64_t x = L->pos++;
+    L->ring[x % AG_LEARN_RING] = h;
+    if (L->period) {
+        if (L->ring[(x - L->period) % AG_LEARN_RING] == h) {
+            L->run++;
+        } else {
+            L->period = L->run = 0;
+            L->period_active = 0;
+        }
+    }
+    unsigned slot = (unsigned)(h ^ (h >> 29)) & (AG_LEARN_LAST - 1);
+    if (!L->period && L->last[slot].hash == h && L->last[slot].pos < x &&
+        x - L->last[slot].pos < AG_LEARN_RING) {
+        L->period = x - L->last[slot].pos;
+        L->run = 1;
+    }
+    L->last[slot].hash = h;
+    L->last[slot].pos = x;
+    if (L->period && !L->period_active && L->run >= L->period) {
+        L->period_active = 1;
+        L->phase = x + 1 - L->run - L->period; /* where the first whole copy began */
+    }
+}
+
+/* Whether to cut after launch number pos-1. Periodic cuts only in long stretches without an
+ * ordering point, so that they never split segments that ordering points already delimit. */
+static int cut_here(const ag_learn *L)
+{
+    if (L->len >= L->max_nodes)
+        return 1;
+    if (!L->period_active || L->since_order <= L->max_nodes)
+        return 0;
+    uint64_t at = L->pos - L->phase, p = L->period, m = L->max_nodes;
+    if (p <= m)
+        return at % (p * (m / p)) == 0;
+    uint64_t r = at % p;
+    return r == 0 || r % m == 0;
+}
+
+int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0, ag_closed *c)
+{
+    if (L->len == 0)
+        L->t0 = t0;
+    L->shapes[L->len] = *shape;
+    L->hashes[L->len] = hash;
+    L->len++;
+    L->since_order++;
+    track_period(L, hash);
+    return cut_here(L) ? close_segment(L, c) : 0;
+}
+
+int ag_learn_order(ag_learn *L, ag_closed *c)
+{
+    L->since_order = 0;
+    return L->len ? close_segment(L, c) : 0;
+}
+
+void ag_learn_replayed(ag_learn *L)
+{
+    L->len = 0;
+}

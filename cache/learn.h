@@ -1,0 +1,80 @@
+/* Learning which launch sequences repeat on one stream.
+ *
+ * A stream's launches are cut into segments: at every ordering point, at every replayed
+ * graph, and -- for streams that never synchronise -- every MAX_NODES launches, aligned to the
+ * stream's repeating period once one is seen (A B C D A B C D ... is cut at the A's). Each
+ * closed segment is fingerprinted (xxHash3 over its launches' shape fingerprints) and counted;
+ * a segment seen MIN_REPEATS times becomes a template for a graph.
+ *
+ * Nothing here touches CUDA or clocks: the engine feeds shapes in and acts on what closes. */
+#ifndef AG_LEARN_H
+#define AG_LEARN_H
+
+#include <stdint.h>
+#include <uthash.h>
+
+#include "record.h"
+
+struct ag_tmpl;
+
+typedef struct ag_sighting {
+    uint64_t key;            /* fingerprint of the sequence of shape fingerprints */
+    uint32_t count, len;
+    struct ag_tmpl *tmpl;    /* the template made of it, once made */
+    UT_hash_handle hh;
+} ag_sighting;
+
+#define AG_LEARN_RING 4096   /* longest period detected: AG_LEARN_RING - 1 launches */
+#define AG_LEARN_LAST 1024   /* slots of the shape -> last position table */
+
+typedef struct ag_learn {
+    uint32_t max_nodes, min_len, min_repeats;
+    /* the open segment */
+    uint32_t len;
+    ag_shape *shapes;        /* max_nodes */
+    uint64_t *hashes;        /* max_nodes */
+    uint64_t t0;             /* the engine's clock at the segment's first launch */
+    /* period detection over the whole stream */
+    uint64_t pos;            /* launches seen */
+    uint64_t since_order;    /* launches since the last ordering point */
+    uint64_t period, run, phase;
+    int period_active;
+    uint64_t *ring;          /* AG_LEARN_RING shape fingerprints */
+    struct { uint64_t hash, pos; } *last;  /* AG_LEARN_LAST */
+    /* sightings */
+    ag_sighting *sightings;
+    uint32_t nsightings;
+} ag_learn;
+
+/* What a closed segment was. */
+typedef struct ag_closed {
+    ag_sighting *s;          /* its sighting, counted */
+    const ag_shape *shapes;  /* its launches (valid until the next push) */
+    const uint64_t *hashes;
+    uint32_t len;
+    uint64_t t0;
+} ag_closed;
+
+int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats);
+void ag_learn_free(ag_learn *L);
+
+/* True when the next push starts a segment (the engine then passes its clock as t0). */
+static inline int ag_learn_starting(const ag_learn *L) { return L->len == 0; }
+
+/* Adds one launch. Returns 1 and fills *c when the segment closes after it (a chunk cut). */
+int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0, ag_closed *c);
+
+/* An ordering point: closes the open segment. Returns 1 and fills *c when it was long enough
+ * to count. */
+int ag_learn_order(ag_learn *L, ag_closed *c);
+
+/* A graph was replayed: the open segment ends without counting (it was the graph's). */
+void ag_learn_replayed(ag_learn *L);
+
+/* Forgets every sighting (and their template links). */
+void ag_learn_forget(ag_learn *L);
+
+/* The sighting of a closed segment fingerprint, or NULL. */
+ag_sighting *ag_learn_find(ag_learn *L, uint64_t key);
+
+#endif

@@ -1,0 +1,58 @@
+/* A launch as libautograph keeps it: its shape (everything but the argument values), the
+ * argument values (a packed parameter block), and two xxHash3 fingerprints of them.
+ *
+ * Two launches of the same shape can share a graph node: only their values differ, and values
+ * are what exec updates change. The shape is a fixed-size, zero-padded struct, so it is hashed
+ * and compared as bytes. */
+#ifndef AG_RECORD_H
+#define AG_RECORD_H
+
+#include <cuda.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "engine.h"
+#include "layout.h"
+
+#define AG_MAX_ATTRS 4
+
+enum ag_kind { AG_KIND_PLAIN, AG_KIND_ATTRS, AG_KIND_COOP };
+
+typedef struct ag_shape {
+    void *fn;                 /* CUfunction or CUkernel */
+    CUcontext ctx;
+    uint32_t grid[3], block[3];
+    uint32_t smem, psize;
+    uint32_t kind;            /* enum ag_kind */
+    uint32_t nattrs;
+    uint64_t attr_hash;       /* fingerprint of the normalised attributes; 0 without */
+} ag_shape;
+
+typedef struct ag_rec {
+    ag_shape shape;
+    uint64_t shape_hash, value_hash;
+    const ag_layout *lay;
+    uint32_t blob;            /* offset of the parameter block in the stream's arena */
+    uint32_t attrs;           /* offset of nattrs CUlaunchAttribute in the arena */
+    uint8_t entry;            /* enum ag_entry it came through */
+} ag_rec;
+
+/* Whether a launch attribute can live in a graph kernel node. Launch-only ones (programmatic
+ * serialisation and events, completion events, carveout...) make a launch ungraphable. */
+int ag_attr_graphable(CUlaunchAttributeID id);
+
+/* Builds the shape of launch l (attributes normalised into attrs_out). Returns 0 when the
+ * launch may go into a graph, -1 when it must pass through (unknown attribute, too many). */
+int ag_shape_make(const ag_launch *l, const ag_layout *lay, CUcontext ctx, ag_shape *out,
+                  CUlaunchAttribute attrs_out[AG_MAX_ATTRS]);
+
+uint64_t ag_hash(const void *p, size_t n);
+
+static inline uint64_t ag_shape_hash(const ag_shape *s) { return ag_hash(s, sizeof *s); }
+
+static inline int ag_shape_eq(const ag_shape *a, const ag_shape *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+#endif

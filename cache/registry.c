@@ -1,0 +1,192 @@
+/* See registry.h. */
+#include "registry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../policy/log.h"
+#include "../policy/options.h"
+#include "driver.h"
+
+pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
+atomic_int ag_nholding;
+
+static ag_stream *g_table;
+static ag_stream *g_retired;
+static atomic_ulong g_gen = 1;
+
+#define MAX_CTX 64
+static ag_ctxinfo g_ctx[MAX_CTX];
+static atomic_int g_nctx;
+
+static atomic_ulong g_next_tid = 1;
+static __thread uint64_t t_tid __attribute__((tls_model("initial-exec")));
+
+#define TCACHE 8
+static __thread struct {
+    ag_skey key;
+    unsigned long gen;
+    ag_stream *st;
+} t_cache[TCACHE] __attribute__((tls_model("initial-exec")));
+
+static ag_ctxinfo *ctxinfo(CUcontext ctx)
+{
+    int n = atomic_load(&g_nctx);
+    for (int i = 0; i < n; i++)
+        if (g_ctx[i].ctx == ctx)
+            return &g_ctx[i];
+    /* called under the registry lock: no one else appends meanwhile */
+    if (n == MAX_CTX)
+        return NULL;
+    g_ctx[n].ctx = ctx;
+    atomic_store(&g_nctx, n + 1);
+    return &g_ctx[n];
+}
+
+static ag_stream *create(const ag_skey *k, int kind)
+{
+    ag_stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    pthread_mutex_init(&st->mu, NULL);
+    st->key = *k;
+    st->kind = (uint8_t)kind;
+    st->blocking = 1;
+    if (kind == AG_SK_REGULAR) {
+        unsigned flags = 0;
+        if (ag_drv.cuStreamGetCtx(k->stream, &st->ctx) || ag_drv.cuStreamGetFlags(k->stream, &flags)) {
+            free(st);
+            return NULL;
+        }
+        st->handle = k->stream;
+        st->blocking = !(flags & CU_STREAM_NON_BLOCKING);
+    } else {
+        st->ctx = k->ctx;
+        st->handle = kind == AG_SK_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
+    }
+    return st;
+}
+
+int ag_stream_prepare(ag_stream *st)
+{
+    uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
+    if (st->held)
+        return 0;
+    if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
+        return -1;
+    if (!(st->held = calloc(max, sizeof *st->held))) {
+        ag_learn_free(&st->learn);
+        return -1;
+    }
+    return 0;
+}
+
+static ag_stream *lookup(const ag_skey *k, int kind)
+{
+    unsigned long gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    uintptr_t hv = (uintptr_t)k->stream ^ ((uintptr_t)k->ctx >> 4) ^ (uintptr_t)k->thread;
+    unsigned i = (unsigned)((hv >> 4) ^ (hv >> 11)) & (TCACHE - 1);
+    if (t_cache[i].gen == gen && !memcmp(&t_cache[i].key, k, sizeof *k))
+        return t_cache[i].st;
+
+    ag_stream *st;
+    pthread_mutex_lock(&ag_registry_mu);
+    HASH_FIND(hh, g_table, k, sizeof *k, st);
+    if (!st) {
+        pthread_mutex_unlock(&ag_registry_mu);
+        ag_stream *n = create(k, kind);   /* asks the driver: not under our lock */
+        if (!n)
+            return NULL;
+        pthread_mutex_lock(&ag_registry_mu);
+        HASH_FIND(hh, g_table, k, sizeof *k, st);
+        if (!st && !(n->ci = ctxinfo(n->ctx))) {
+            pthread_mutex_unlock(&ag_registry_mu);
+            free(n);
+            return NULL;
+        }
+        if (!st) {
+            HASH_ADD(hh, g_table, key, sizeof n->key, n);
+            if (kind == AG_SK_LEGACY)
+                n->ci->legacy = n;
+            st = n;
+            n = NULL;
+            ag_log(AG_LOG_DEBUG, "stream %p (%s, ctx %p) seen", (void *)k->stream,
+                   kind == AG_SK_LEGACY ? "legacy default" : kind == AG_SK_PTDS ? "per-thread default"
+                   : st->blocking ? "blocking" : "non-blocking", (void *)st->ctx);
+        }
+        if (n) {
+            pthread_mutex_destroy(&n->mu);
+            free(n);
+        }
+    }
+    gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    pthread_mutex_unlock(&ag_registry_mu);
+    t_cache[i].key = *k;
+    t_cache[i].gen = gen;
+    t_cache[i].st = st;
+    return st;
+}
+
+ag_stream *ag_stream_of(CUstream s, int ptsz)
+{
+    ag_skey k = { s, NULL, 0 };
+    int kind = AG_SK_REGULAR;
+    if (s == NULL)
+        kind = ptsz ? AG_SK_PTDS : AG_SK_LEGACY;
+    else if (s == CU_STREAM_LEGACY)
+        kind = AG_SK_LEGACY;
+    else if (s == CU_STREAM_PER_THREAD)
+        kind = AG_SK_PTDS;
+    if (kind != AG_SK_REGULAR) {
+        if (ag_drv.cuCtxGetCurrent(&k.ctx) || !k.ctx)
+            return NULL;
+        k.stream = kind == AG_SK_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
+        if (kind == AG_SK_PTDS) {
+            if (!t_tid)
+                t_tid = atomic_fetch_add(&g_next_tid, 1);
+            k.thread = t_tid;
+        }
+    }
+    return lookup(&k, kind);
+}
+
+void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg)
+{
+    ag_stream *st, *tmp;
+    pthread_mutex_lock(&ag_registry_mu);
+    HASH_ITER(hh, g_table, st, tmp) fn(st, arg);
+    pthread_mutex_unlock(&ag_registry_mu);
+}
+
+static void retire_locked(ag_stream *st, void (*empty)(ag_stream *))
+{
+    HASH_DEL(g_table, st);
+    if (st->ci && st->ci->legacy == st)
+        st->ci->legacy = NULL;
+    pthread_mutex_lock(&st->mu);
+    empty(st);
+    st->kind = 0xff; /* dead: whoever still holds a pointer passes through */
+    pthread_mutex_unlock(&st->mu);
+    st->hh.next = g_retired;
+    g_retired = st;
+}
+
+void ag_stream_retire(ag_stream *st, void (*empty)(ag_stream *))
+{
+    pthread_mutex_lock(&ag_registry_mu);
+    ag_stream *cur;
+    HASH_FIND(hh, g_table, &st->key, sizeof st->key, cur);
+    if (cur == st)
+        retire_locked(st, empty);
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    pthread_mutex_unlock(&ag_registry_mu);
+}
+
+void ag_streams_retire_all(void (*empty)(ag_stream *))
+{
+    ag_stream *st, *tmp;
+    pthread_mutex_lock(&ag_registry_mu);
+    HASH_ITER(hh, g_table, st, tmp) retire_locked(st, empty);
+    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    pthread_mutex_unlock(&ag_registry_mu);
+}

@@ -1,0 +1,29 @@
+/* Finding the state of a stream. Launches look it up on every call, so each thread keeps a
+ * small cache in front of the shared table; a generation number, bumped whenever a state is
+ * retired, invalidates every thread's cache at once. Retired states are never freed while the
+ * process runs (a racing thread may still hold one): they are emptied and marked dead. */
+#ifndef AG_REGISTRY_H
+#define AG_REGISTRY_H
+
+#include "stream.h"
+
+/* The state for stream s as passed to a call through a plain (ptsz 0) or per-thread (ptsz 1)
+ * entry point; created on first sight. NULL when the driver does not know the stream (the
+ * call then passes through and gets the driver's error), or when out of memory. */
+ag_stream *ag_stream_of(CUstream s, int ptsz);
+
+/* Calls fn on every live state, under the registry lock (fn may lock the stream). */
+void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg);
+
+/* Retires one state, or all of them (flushing is the caller's job); fn is applied to each,
+ * under its lock, before it is marked dead. */
+void ag_stream_retire(ag_stream *st, void (*empty)(ag_stream *));
+void ag_streams_retire_all(void (*empty)(ag_stream *));
+
+/* Allocates what a state needs for learning and holding (on its first launch). */
+int ag_stream_prepare(ag_stream *st);
+
+extern atomic_int ag_nholding;       /* states holding launches, process-wide */
+extern pthread_mutex_t ag_registry_mu;
+
+#endif

@@ -1,0 +1,101 @@
+/* Per-stream state: what a stream holds back, what it has learned, and its graph cache.
+ *
+ * One state per stream the application launches on: a created stream (keyed by its handle),
+ * the legacy default stream of a context, or a thread's per-thread default stream in a
+ * context. Each has its own mutex, taken for every launch on it (uncontended unless the
+ * application itself shares the stream between threads) and by whoever must flush it from
+ * outside (another stream's ordering rule, the hold watchdog). Lock order: the registry
+ * lock, then a stream lock; never two stream locks at once. */
+#ifndef AG_STREAM_H
+#define AG_STREAM_H
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#include "../policy/benefit.h"
+#include "learn.h"
+#include "record.h"
+
+enum ag_skind { AG_SK_REGULAR, AG_SK_LEGACY, AG_SK_PTDS, AG_SK_DEAD = 0xff };
+
+/* One context's bookkeeping for the legacy-default-stream rule. */
+typedef struct ag_ctxinfo {
+    CUcontext ctx;
+    struct ag_stream *legacy;        /* its legacy stream state, once seen */
+    atomic_int legacy_holding;       /* the legacy stream holds launches */
+    atomic_int blocking_holding;     /* blocking streams (not legacy) that hold launches */
+} ag_ctxinfo;
+
+/* One node of a template: the shape every occurrence shares, and the argument values the
+ * instantiated graph currently holds. */
+typedef struct ag_node {
+    ag_shape shape;
+    uint64_t shape_hash;
+    const ag_layout *lay;
+    CUlaunchAttribute attrs[AG_MAX_ATTRS];
+    CUgraphNode node;
+    uint8_t *exec_vals, *graph_vals; /* lay->size bytes each: the exec's and the template's */
+    uint64_t exec_vhash;
+} ag_node;
+
+/* A sequence of launch shapes seen often enough, and its graph. */
+typedef struct ag_tmpl {
+    uint64_t key;                    /* fingerprint of the sequence */
+    uint64_t first_hash;
+    uint32_t len;
+    uint8_t has_ext;                 /* another template extends this one: wait before replay */
+    uint8_t from_profile;
+    ag_node *nodes;
+    CUgraph graph;
+    CUgraphExec exec;                /* NULL until built (or after eviction/failure) */
+    size_t mem_est;
+    ag_benefit ben;
+    uint64_t replays, eager_runs;
+    struct ag_tmpl *next_first;      /* templates with the same first shape */
+    struct ag_tmpl *lru_prev, *lru_next; /* built templates, most recent first */
+    struct ag_tmpl *next_all;
+} ag_tmpl;
+
+typedef struct ag_bucket {
+    uint64_t first_hash;
+    ag_tmpl *head;
+    UT_hash_handle hh;
+} ag_bucket;
+
+typedef struct ag_skey {
+    CUstream stream;                 /* handle; CU_STREAM_LEGACY / _PER_THREAD for defaults */
+    CUcontext ctx;                   /* defaults only */
+    uint64_t thread;                 /* per-thread default only */
+} ag_skey;
+
+typedef struct ag_stream {
+    pthread_mutex_t mu;
+    ag_skey key;
+    CUstream handle;                 /* what work is issued on */
+    CUcontext ctx;
+    uint8_t kind, blocking;
+    ag_ctxinfo *ci;
+    /* what is held back: a prefix of template `cand` */
+    uint32_t nheld;
+    ag_rec *held;                    /* max_nodes */
+    ag_tmpl *cand;
+    uint64_t hold_t0;
+    uint8_t *arena;                  /* parameter blocks and attributes of held launches */
+    size_t arena_cap, arena_used;
+    void **ptrs;                     /* scratch kernelParams */
+    uint32_t ptrs_cap;
+    /* what is learned */
+    ag_learn learn;
+    ag_bucket *buckets;
+    ag_tmpl *tmpls;                  /* all templates of this stream */
+    uint32_t ntmpl;
+    ag_tmpl *lru_head, *lru_tail;
+    /* the registry */
+    UT_hash_handle hh;
+    struct ag_stream *next, *prev;
+} ag_stream;
+
+#endif

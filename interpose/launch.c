@@ -1,0 +1,46 @@
+/* The kernel-launch entry points. Each only packs its arguments into an ag_launch and hands it
+ * to the engine, which also passes it through to the real variant of the same name. */
+#define __CUDA_API_VERSION_INTERNAL
+#include <cuda.h>
+
+#include "../cache/engine.h"
+#include "real.h"
+
+#define AG_LAUNCH_ENTRY(name, entry)                                                           \
+    AG_EXPORT CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
+                                    unsigned bx, unsigned by, unsigned bz, unsigned smem,      \
+                                    CUstream s, void **params, void **extra)                   \
+    {                                                                                          \
+        ag_launch l = { f, { gx, gy, gz }, { bx, by, bz }, smem, s, NULL, 0, params, extra,    \
+                        entry };                                                               \
+        return ag_launch_kernel(&l);                                                           \
+    }
+AG_LAUNCH_ENTRY(cuLaunchKernel, AG_ENTRY_LAUNCH)
+AG_LAUNCH_ENTRY(cuLaunchKernel_ptsz, AG_ENTRY_LAUNCH_PTSZ)
+
+#define AG_LAUNCH_EX_ENTRY(name, entry)                                                        \
+    AG_EXPORT CUresult CUDAAPI name(const CUlaunchConfig *c, CUfunction f, void **params,      \
+                                    void **extra)                                              \
+    {                                                                                          \
+        static const CUlaunchConfig none; /* a NULL config is the driver's to refuse */       \
+        const CUlaunchConfig *k = c ? c : &none;                                               \
+        ag_launch l = { f,       { k->gridDimX, k->gridDimY, k->gridDimZ },                    \
+                        { k->blockDimX, k->blockDimY, k->blockDimZ },                          \
+                        k->sharedMemBytes, k->hStream, k->attrs, k->numAttrs, params, extra,   \
+                        entry, c };                                                            \
+        return ag_launch_kernel(&l);                                                           \
+    }
+AG_LAUNCH_EX_ENTRY(cuLaunchKernelEx, AG_ENTRY_EX)
+AG_LAUNCH_EX_ENTRY(cuLaunchKernelEx_ptsz, AG_ENTRY_EX_PTSZ)
+
+#define AG_LAUNCH_COOP_ENTRY(name, entry)                                                      \
+    AG_EXPORT CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
+                                    unsigned bx, unsigned by, unsigned bz, unsigned smem,      \
+                                    CUstream s, void **params)                                 \
+    {                                                                                          \
+        ag_launch l = { f, { gx, gy, gz }, { bx, by, bz }, smem, s, NULL, 0, params, NULL,     \
+                        entry };                                                               \
+        return ag_launch_kernel(&l);                                                           \
+    }
+AG_LAUNCH_COOP_ENTRY(cuLaunchCooperativeKernel, AG_ENTRY_COOP)
+AG_LAUNCH_COOP_ENTRY(cuLaunchCooperativeKernel_ptsz, AG_ENTRY_COOP_PTSZ)

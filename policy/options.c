@@ -1,0 +1,214 @@
+/* The option table (one line of doc each), parsing and the once-only warnings. */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+
+static const char *const log_names[] = { "error", "warn", "info", "debug", "trace", NULL };
+static const char *const benefit_names[] = { "measure", "always", NULL };
+
+static int valid_stats(const char *s)
+{
+    size_t n = strlen(s);
+    return !strcmp(s, "0") || !strcmp(s, "1") || (n > 5 && !strcmp(s + n - 5, ".json"));
+}
+
+static int valid_globs(const char *s)
+{
+    /* comma-separated fnmatch patterns: anything printable, no empty list items */
+    if (!*s)
+        return 1;
+    for (const char *p = s; *p; p++)
+        if (!isprint((unsigned char)*p) || (*p == ',' && (p == s || p[1] == ',' || !p[1])))
+            return 0;
+    return 1;
+}
+
+int ag_fault_spec_valid(const char *s); /* cache/fault.c */
+
+const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
+    [AG_OPT_DISABLE] = { "DISABLE", AG_T_BOOL, "0", 0, 1, NULL, NULL,
+                         "1: pass every call straight through (launches are only counted)" },
+    [AG_OPT_MIN_REPEATS] = { "MIN_REPEATS", AG_T_INT, "3", 1, 1000000, NULL, NULL,
+                             "sightings of a launch sequence before it is turned into a graph" },
+    [AG_OPT_MAX_NODES] = { "MAX_NODES", AG_T_INT, "128", 2, 4096, NULL, NULL,
+                           "longest graph; longer sequences are split into chunks of this size" },
+    [AG_OPT_MAX_GRAPHS] = { "MAX_GRAPHS", AG_T_INT, "512", 1, 1000000, NULL, NULL,
+                            "graphs kept at once in the whole process (least recently used go)" },
+    [AG_OPT_MAX_GRAPH_MEM] = { "MAX_GRAPH_MEM", AG_T_SIZE, "256M", 1 << 20, 1LL << 40, NULL,
+                               NULL,
+                               "device memory the cached graphs may use (estimated; K/M/G)" },
+    [AG_OPT_MAX_HOLD_US] = { "MAX_HOLD_US", AG_T_INT, "2000", 10, 10000000, NULL, NULL,
+                             "longest time launches are held back before they go out eagerly" },
+    [AG_OPT_LOG] = { "LOG", AG_T_ENUM, "warn", 0, 0, log_names, NULL,
+                     "what is printed on stderr: error, warn, info, debug or trace" },
+    [AG_OPT_STATS] = { "STATS", AG_T_STR, "0", 0, 0, NULL, valid_stats,
+                       "1: a summary on stderr at exit; a path ending in .json: also as JSON" },
+    [AG_OPT_ALLOW] = { "ALLOW", AG_T_STR, "", 0, 0, NULL, valid_globs,
+                       "comma-separated kernel-name globs: only these may be graphed" },
+    [AG_OPT_DENY] = { "DENY", AG_T_STR, "", 0, 0, NULL, valid_globs,
+                      "comma-separated kernel-name globs never graphed (wins over ALLOW)" },
+    [AG_OPT_PROFILE] = { "PROFILE", AG_T_STR, "", 0, 0, NULL, NULL,
+                         "file of learned sequences: loaded at start, saved at exit" },
+    [AG_OPT_BENEFIT] = { "BENEFIT", AG_T_ENUM, "measure", 0, 0, benefit_names, NULL,
+                         "measure: keep graphs only where replay beats eager; always: keep all" },
+    [AG_OPT_FAULT] = { "FAULT", AG_T_STR, "", 0, 0, NULL, ag_fault_spec_valid,
+                       "testing only: make graph calls fail, e.g. instantiate:1,update:3" },
+};
+
+static struct {
+    long long num;
+    const char *str;
+    const char *raw;
+    int invalid;
+} g_val[AG_OPT_COUNT];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static volatile int g_ready;
+
+static int parse_bool(const char *s, long long *out)
+{
+    static const char *const yes[] = { "1", "true", "yes", "on" }, *const no[] = { "0", "false",
+                                                                                     "no", "off" };
+    for (int i = 0; i < 4; i++) {
+        if (!strcasecmp(s, yes[i])) { *out = 1; return 0; }
+        if (!strcasecmp(s, no[i])) { *out = 0; return 0; }
+    }
+    return -1;
+}
+
+static int parse_int(const char *s, int sized, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || errno)
+        return -1;
+    if (sized && *end) {
+        long long mul = 1;
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mul = 1LL << 10; break;
+        case 'M': mul = 1LL << 20; break;
+        case 'G': mul = 1LL << 30; break;
+        default: return -1;
+        }
+        end++;
+        if (toupper((unsigned char)*end) == 'B' || toupper((unsigned char)*end) == 'I')
+            end += (toupper((unsigned char)end[0]) == 'I' && toupper((unsigned char)end[1]) == 'B') ? 2 : 1;
+        if (v > (1LL << 62) / mul)
+            return -1;
+        v *= mul;
+    }
+    if (*end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int ag_opt_parse(ag_opt_id id, const char *s, long long *num, const char **str)
+{
+    const ag_opt_desc *d = &ag_opt_table[id];
+    long long v = 0;
+    *str = s;
+    switch (d->type) {
+    case AG_T_BOOL:
+        if (parse_bool(s, &v))
+            return -1;
+        break;
+    case AG_T_INT:
+    case AG_T_SIZE:
+        if (parse_int(s, d->type == AG_T_SIZE, &v) || v < d->min || v > d->max)
+            return -1;
+        break;
+    case AG_T_ENUM:
+        for (v = 0; d->names[v] && strcasecmp(d->names[v], s); v++)
+            ;
+        if (!d->names[v])
+            return -1;
+        break;
+    case AG_T_STR:
+        if (d->valid && !d->valid(s))
+            return -1;
+        break;
+    }
+    *num = v;
+    return 0;
+}
+
+static void load(void)
+{
+    char name[64];
+    /* defaults first, so that a warning printed while loading sees a sane log level */
+    for (int i = 0; i < AG_OPT_COUNT; i++) {
+        g_val[i].invalid = 0;
+        g_val[i].raw = NULL;
+        ag_opt_parse((ag_opt_id)i, ag_opt_table[i].def, &g_val[i].num, &g_val[i].str);
+    }
+    /* LOG first: it decides whether the other warnings are shown */
+    for (int k = -1; k < AG_OPT_COUNT; k++) {
+        int i = k < 0 ? (int)AG_OPT_LOG : k;
+        if (k >= 0 && i == (int)AG_OPT_LOG)
+            continue;
+        strcpy(name, "AUTOGRAPH_");
+        strncat(name, ag_opt_table[i].name, sizeof name - 11);
+        const char *s = getenv(name);
+        g_val[i].raw = s;
+        if (!s)
+            continue;
+        long long num;
+        const char *str;
+        if (ag_opt_parse((ag_opt_id)i, s, &num, &str) == 0) {
+            g_val[i].num = num;
+            g_val[i].str = str;
+        } else {
+            g_val[i].invalid = 1;
+            /* not ag_log(): asking for the level here would wait on this very load */
+            if (g_val[AG_OPT_LOG].num >= AG_LOG_WARN)
+                ag_log_write(AG_LOG_WARN, "invalid %s=\"%s\"; using the default %s", name, s,
+                             ag_opt_table[i].def);
+        }
+    }
+    g_ready = 1;
+}
+
+static inline void ensure(void)
+{
+    if (__builtin_expect(!g_ready, 0))
+        pthread_once(&g_once, load);
+}
+
+long long ag_opt(ag_opt_id id)
+{
+    ensure();
+    return g_val[id].num;
+}
+
+const char *ag_opt_str(ag_opt_id id)
+{
+    ensure();
+    return g_val[id].str ? g_val[id].str : "";
+}
+
+const char *ag_opt_raw(ag_opt_id id)
+{
+    ensure();
+    return g_val[id].raw;
+}
+
+int ag_opt_invalid(ag_opt_id id)
+{
+    ensure();
+    return g_val[id].invalid;
+}
+
+void ag_options_reload(void)
+{
+    ensure();
+    g_ready = 0;
+    load();
+}

@@ -1,0 +1,94 @@
+/* Counters of what libautograph did, kept per thread (no atomics, no locks on the hot path)
+ * and summed at exit; printed with AUTOGRAPH_STATS=1 and written as JSON to a .json path. */
+#ifndef AG_STATS_H
+#define AG_STATS_H
+
+#include <stdint.h>
+
+/* name, one line of doc. The first six follow enum ag_entry. */
+#define AG_STATS(X)                                                                            \
+    X(LAUNCH, "launches.cuLaunchKernel", "launches seen through cuLaunchKernel")             \
+    X(LAUNCH_PTSZ, "launches.cuLaunchKernel_ptsz", "... through cuLaunchKernel_ptsz")         \
+    X(EX, "launches.cuLaunchKernelEx", "... through cuLaunchKernelEx")                        \
+    X(EX_PTSZ, "launches.cuLaunchKernelEx_ptsz", "... through cuLaunchKernelEx_ptsz")         \
+    X(COOP, "launches.cuLaunchCooperativeKernel", "... through cuLaunchCooperativeKernel")    \
+    X(COOP_PTSZ, "launches.cuLaunchCooperativeKernel_ptsz",                                    \
+      "... through cuLaunchCooperativeKernel_ptsz")                                            \
+    X(PASSED, "launches.eager", "launches passed straight to the driver")                    \
+    X(HELD, "launches.held", "launches held back as part of a known sequence")               \
+    X(REPLAYED, "launches.replayed", "held launches that ran inside a graph")                \
+    X(FLUSHED, "launches.flushed_eager", "held launches that went out eagerly after all")     \
+    X(OPAQUE, "launches.ungraphable", "launches that cannot go into a graph (attributes, "   \
+                                          "filters, unknown layout)")                          \
+    X(CAPTURED, "launches.in_app_capture", "launches while the application captures a graph") \
+    X(SEQ_SEEN, "sequences.seen", "distinct launch sequences counted")                       \
+    X(SEQ_TEMPLATES, "sequences.templates", "sequences seen often enough to be graphed")     \
+    X(GRAPH_BUILT, "graphs.built", "graphs built and instantiated")                          \
+    X(GRAPH_LAUNCHES, "graphs.replays", "graph launches (replays)")                          \
+    X(GRAPH_EVICTED, "graphs.evicted", "graphs destroyed to stay within the cache limits")   \
+    X(GRAPH_CACHE_FULL, "graphs.cache_full", "replays refused because the cache was full")   \
+    X(UPD_NONE, "updates.none", "replays with unchanged arguments: no update at all")        \
+    X(UPD_NODE, "updates.per_node", "replays updated node by node")                          \
+    X(UPD_NODE_NODES, "updates.per_node_nodes", "nodes updated node by node")                \
+    X(UPD_WHOLE, "updates.whole_graph", "replays updated with one cuGraphExecUpdate")        \
+    X(FAIL_BUILD, "failures.build", "graph builds that failed (sequence ran eagerly)")       \
+    X(FAIL_UPDATE, "failures.update", "exec updates that failed (sequence ran eagerly)")     \
+    X(FAIL_LAUNCH, "failures.launch", "graph launches that failed (sequence ran eagerly)")   \
+    X(FAIL_EAGER, "failures.eager_launch", "held launches the driver refused on flush")      \
+    X(FL_ORDER, "flushes.ordering_point", "holds flushed by an ordering point on the stream") \
+    X(FL_CROSS, "flushes.other_stream", "holds flushed for the legacy default stream rule")  \
+    X(FL_ALL, "flushes.global", "holds flushed by a free, unload or context-wide sync")      \
+    X(FL_DIVERGE, "flushes.divergence", "holds flushed by a launch that left the sequence")  \
+    X(FL_TIMEOUT, "flushes.timeout", "holds flushed after AUTOGRAPH_MAX_HOLD_US")            \
+    X(FL_EXIT, "flushes.exit_or_fork", "holds flushed at exit or fork")                      \
+    X(POLICY_ON, "policy.graph_wins", "trials in which replay beat eager")                   \
+    X(POLICY_OFF, "policy.eager_wins", "trials in which eager was as fast: graphing off")    \
+    X(PROFILE_LOADED, "profile.loaded", "sequences loaded from AUTOGRAPH_PROFILE")           \
+    X(PROFILE_USED, "profile.used", "loaded sequences used")                                 \
+    X(INVALIDATIONS, "cache.invalidations", "caches dropped for unloads or context teardown")
+
+enum ag_stat {
+#define AG_STAT_ENUM(id, name, doc) AG_ST_##id,
+    AG_STATS(AG_STAT_ENUM)
+#undef AG_STAT_ENUM
+    AG_ST_COUNT
+};
+
+typedef struct ag_stat_block {
+    uint64_t c[AG_ST_COUNT];
+    struct ag_stat_block *next;
+} ag_stat_block;
+
+extern __thread ag_stat_block *ag_tstats __attribute__((tls_model("initial-exec")));
+ag_stat_block *ag_stats_thread_block(void);
+
+/* Only the owning thread writes its block; readers at exit see whole words. */
+static inline void ag_stat_add(enum ag_stat id, uint64_t n)
+{
+    ag_stat_block *b = ag_tstats;
+    if (__builtin_expect(!b, 0) && !(b = ag_stats_thread_block()))
+        return;
+    __atomic_store_n(&b->c[id], __atomic_load_n(&b->c[id], __ATOMIC_RELAXED) + n,
+                     __ATOMIC_RELAXED);
+}
+#define ag_stat_inc(id) ag_stat_add(id, 1)
+
+/* Sum over all threads, past and present. */
+void ag_stats_sum(uint64_t out[AG_ST_COUNT]);
+extern const char *const ag_stat_names[AG_ST_COUNT];
+extern const char *const ag_stat_docs[AG_ST_COUNT];
+
+/* One sequence in the report (the engine picks the top ones). */
+typedef struct ag_seq_report {
+    uint64_t key;
+    uint32_t len;
+    uint64_t replays, eager_runs;
+    const char *state;            /* "graph", "eager", "trial" */
+    uint64_t med_graph_ns, med_eager_ns;
+    char names[200];              /* the first kernel names, comma-separated */
+} ag_seq_report;
+
+/* Prints the report on stderr and, when AUTOGRAPH_STATS is a .json path, writes it there. */
+void ag_stats_report(const ag_seq_report *top, int ntop, uint64_t nseq, double saved_us);
+
+#endif
