@@ -3,14 +3,21 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 
+#include "../cache/driver.h"
 #include "../cache/engine.h"
 #include "real.h"
+
+/* Where the driver lacks this variant (or is absent), the caller gets an error, not a crash. */
+#define AG_NEED(name)                                                                          \
+    if (AG_UNLIKELY(!ag_drv.name) && (ag_real_init() != 0 || !ag_drv.name))                    \
+        return CUDA_ERROR_NOT_FOUND;
 
 #define AG_LAUNCH_ENTRY(name, entry)                                                           \
     AG_EXPORT CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
                                     unsigned bx, unsigned by, unsigned bz, unsigned smem,      \
                                     CUstream s, void **params, void **extra)                   \
     {                                                                                          \
+        AG_NEED(name)                                                                          \
         ag_launch l = { f, { gx, gy, gz }, { bx, by, bz }, smem, s, NULL, 0, params, extra,    \
                         entry };                                                               \
         return ag_launch_kernel(&l);                                                           \
@@ -22,6 +29,7 @@ AG_LAUNCH_ENTRY(cuLaunchKernel_ptsz, AG_ENTRY_LAUNCH_PTSZ)
     AG_EXPORT CUresult CUDAAPI name(const CUlaunchConfig *c, CUfunction f, void **params,      \
                                     void **extra)                                              \
     {                                                                                          \
+        AG_NEED(name)                                                                          \
         static const CUlaunchConfig none; /* a NULL config is the driver's to refuse */       \
         const CUlaunchConfig *k = c ? c : &none;                                               \
         ag_launch l = { f,       { k->gridDimX, k->gridDimY, k->gridDimZ },                    \
@@ -38,6 +46,7 @@ AG_LAUNCH_EX_ENTRY(cuLaunchKernelEx_ptsz, AG_ENTRY_EX_PTSZ)
                                     unsigned bx, unsigned by, unsigned bz, unsigned smem,      \
                                     CUstream s, void **params)                                 \
     {                                                                                          \
+        AG_NEED(name)                                                                          \
         ag_launch l = { f, { gx, gy, gz }, { bx, by, bz }, smem, s, NULL, 0, params, NULL,     \
                         entry };                                                               \
         return ag_launch_kernel(&l);                                                           \

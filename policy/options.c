@@ -170,7 +170,7 @@ static void load(void)
             /* not ag_log(): asking for the level here would wait on this very load */
             if (g_val[AG_OPT_LOG].num >= AG_LOG_WARN)
                 ag_log_write(AG_LOG_WARN, "invalid %s=\"%s\"; using the default %s", name, s,
-                             ag_opt_table[i].def);
+                             *ag_opt_table[i].def ? ag_opt_table[i].def : "\"\"");
         }
     }
     g_ready = 1;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bats
+# The autograph command and the option table.
+
+setup() { load helpers; }
+
+@test "autograph --version and --help" {
+    run "$CLI" --version
+    assert_success
+    assert_output --regexp '^autograph [0-9]+\.[0-9]+\.[0-9]+$'
+    run "$CLI" --help
+    assert_success
+    assert_output --partial "usage: autograph"
+}
+
+@test "autograph without a program or with an unknown option: usage, exit 2" {
+    run "$CLI"
+    assert_failure 2
+    run "$CLI" --frobnicate ls
+    assert_failure 2
+    assert_output --partial "unknown option --frobnicate"
+}
+
+@test "autograph runs the program with the library preloaded and the options set" {
+    run "$CLI" --stats --log=debug --disable -- env
+    assert_success
+    assert_line --regexp "^LD_PRELOAD=.*libautograph\.so$"
+    assert_line "AUTOGRAPH_STATS=1"
+    assert_line "AUTOGRAPH_LOG=debug"
+    assert_line "AUTOGRAPH_DISABLE=1"
+    run env LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$CLI" --stats=/tmp/x.json env
+    assert_success
+    assert_line --regexp "^LD_PRELOAD=.*libautograph\.so:/lib/x86_64-linux-gnu/libm\.so\.6$"
+    assert_line "AUTOGRAPH_STATS=/tmp/x.json"
+}
+
+@test "autograph rejects bad flag values before running anything" {
+    run "$CLI" --log=loud true
+    assert_failure 2
+    assert_output --partial 'invalid --log'
+    run "$CLI" --stats=stats.txt true
+    assert_failure 2
+}
+
+@test "autograph exits 127 when the program does not exist" {
+    run -127 "$CLI" /nonexistent/program
+    assert_output --partial "cannot run /nonexistent/program"
+}
+
+@test "autograph config lists every option with default and current value" {
+    run env AUTOGRAPH_MAX_NODES=64 "$CLI" config
+    assert_success
+    for o in DISABLE MIN_REPEATS MAX_NODES MAX_GRAPHS MAX_GRAPH_MEM MAX_HOLD_US LOG STATS ALLOW \
+             DENY PROFILE BENEFIT FAULT; do
+        assert_line --regexp "^AUTOGRAPH_$o "
+    done
+    assert_line --regexp '^AUTOGRAPH_MAX_NODES +128 +64 '
+}
+
+# Every option: a valid value is taken silently; a garbage one gives exactly one warning naming
+# the variable and the default, and the default is used.
+option_case() { # name valid garbage default
+    run --separate-stderr env "AUTOGRAPH_$1=$2" "$CLI" config
+    assert_success
+    assert_equal "$stderr" ""
+    assert_equal "$(awk -v n="AUTOGRAPH_$1" '$1 == n { print $3 }' <<<"$output")" "$2"
+    run --separate-stderr env "AUTOGRAPH_$1=$3" "$CLI" config
+    assert_success
+    assert_equal "$stderr" "autograph: warning: invalid AUTOGRAPH_$1=\"$3\"; using the default $4"
+    assert_line --partial "\"$3\" (invalid: default used)"
+}
+
+@test "option DISABLE: valid and garbage" { option_case DISABLE 1 maybe 0; }
+@test "option MIN_REPEATS: valid and garbage" { option_case MIN_REPEATS 5 -2 3; }
+@test "option MAX_NODES: valid and garbage" { option_case MAX_NODES 256 99999 128; }
+@test "option MAX_GRAPHS: valid and garbage" { option_case MAX_GRAPHS 64 many 512; }
+@test "option MAX_GRAPH_MEM: valid and garbage" { option_case MAX_GRAPH_MEM 1G 12Q 256M; }
+@test "option MAX_HOLD_US: valid and garbage" { option_case MAX_HOLD_US 500 0 2000; }
+@test "option LOG: valid and garbage" { option_case LOG info loud warn; }
+@test "option STATS: valid and garbage" { option_case STATS /tmp/s.json yes 0; }
+@test "option ALLOW: valid and garbage" { option_case ALLOW 'gemm*,k?' 'a,,b' '""'; }
+@test "option DENY: valid and garbage" { option_case DENY '*softmax*' ',' '""'; }
+@test "option PROFILE: valid" {
+    run --separate-stderr env AUTOGRAPH_PROFILE=/tmp/p.agp "$CLI" config
+    assert_success
+    assert_equal "$stderr" ""
+    assert_line --regexp '^AUTOGRAPH_PROFILE +"" +/tmp/p.agp '
+}
+@test "option BENEFIT: valid and garbage" { option_case BENEFIT always sometimes measure; }
+@test "option FAULT: valid and garbage" { option_case FAULT instantiate:2 explode:1 '""'; }
+
+@test "docs/CONFIG.md holds the option table as the code has it" {
+    run "$CLI" config --markdown
+    assert_success
+    table="$output"
+    doc=$(cat "$ROOT/docs/CONFIG.md")
+    [[ "$doc" == *"$table"* ]] || fail "docs/CONFIG.md is out of date: regenerate with 'build/autograph config --markdown'"
+}

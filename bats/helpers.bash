@@ -1,0 +1,43 @@
+# Shared by every bats file: paths, helper libraries, GPU detection, stats parsing.
+bats_require_minimum_version 1.5.0
+ROOT="$(cd "$BATS_TEST_DIRNAME/.." && pwd)"
+BUILD="${BUILD:-$ROOT/build}"
+LIB="$BUILD/libautograph.so"
+CLI="$BUILD/autograph"
+APPS="$BUILD/kernels"
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+# GPU tests skip with a reason where no GPU is visible.
+require_gpu() {
+    if ! command -v nvidia-smi >/dev/null 2>&1; then
+        skip "no GPU: nvidia-smi not found"
+    fi
+    if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+        skip "no GPU: nvidia-smi lists no device"
+    fi
+}
+
+require_app() {
+    [ -x "$APPS/$1" ] || skip "sample app $1 not built (needs nvcc: make apps)"
+}
+
+# stat NAME: the value of one counter in the AUTOGRAPH_STATS=1 report held in $output
+# (lines "autograph: <name> <value>").
+stat() {
+    printf '%s\n' "$output" | awk -v k="$1" '$1 == "autograph:" && $2 == k { print $3; f = 1 }
+        END { if (!f) print "missing" }'
+}
+
+# field NAME: a "name: value" line printed by a sample app, from $output.
+field() {
+    printf '%s\n' "$output" | awk -v k="$1:" '$1 == k { print $2; exit }'
+}
+
+# Runs a command with and without the library, keeping both outputs.
+run_both() {
+    run --separate-stderr env -u LD_PRELOAD "$@"
+    plain_status=$status plain_output=$output
+    run --separate-stderr env LD_PRELOAD="$LIB" "$@"
+}
