@@ -18,7 +18,7 @@ LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB         := $(BUILD)/libautograph.so
 CLI         := $(BUILD)/autograph
 
-.PHONY: all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks \
+.PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks \
         check-sanitizers fuzz demo
 all: lib cli apps
 
@@ -43,6 +43,9 @@ $(CLI): cli/autograph.c policy/options.c policy/log.c cache/fault.c $(wildcard p
 include kernels/kernels.mk
 include tests/tests.mk
 include bench/bench.mk
+
+deps:
+	@scripts/install-deps.sh
 
 # The README's test command: unit tests, CPU integration tests, then the GPU ones (which skip
 # with a reason where no GPU is visible).

@@ -76,15 +76,15 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
     if (s->kind == AG_KIND_COOP) {
         res = ag_drv.cuLaunchCooperativeKernel((CUfunction)s->fn, s->grid[0], s->grid[1],
                                                s->grid[2], s->block[0], s->block[1], s->block[2],
-                                               s->smem, st->handle, kp);
+                                               s->smem, st->issue, kp);
     } else if (s->kind == AG_KIND_ATTRS) {
         CUlaunchConfig c = { s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1],
-                             s->block[2], s->smem, st->handle,
+                             s->block[2], s->smem, st->issue,
                              (CUlaunchAttribute *)(st->arena + r->attrs), s->nattrs };
         res = ag_drv.cuLaunchKernelEx(&c, (CUfunction)s->fn, kp, NULL);
     } else {
         res = ag_drv.cuLaunchKernel((CUfunction)s->fn, s->grid[0], s->grid[1], s->grid[2],
-                                    s->block[0], s->block[1], s->block[2], s->smem, st->handle,
+                                    s->block[0], s->block[1], s->block[2], s->smem, st->issue,
                                     kp, NULL);
     }
     if (ptrs != ptrs_small)
@@ -346,6 +346,49 @@ void ag_order_locked(ag_stream *st, enum ag_stat reason)
         on_closed(st, &c);
 }
 
+/* ---- per-thread default streams ---------------------------------------------------------- */
+
+/* The owner thread, before anything else on its per-thread stream: if another thread flushed
+ * held work to the side stream, later work must wait for it. */
+static void ptds_join(ag_stream *st)
+{
+    if (st->join_pending) {
+        ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
+        st->join_pending = 0;
+    }
+}
+
+/* The owner thread, as a hold begins: marks what the stream holds so far, so that a flush from
+ * another thread can order the side stream after it. */
+static int ptds_mark(ag_stream *st)
+{
+    if (!st->ev_start && ag_drv.cuEventCreate(&st->ev_start, CU_EVENT_DISABLE_TIMING))
+        return -1;
+    return ag_drv.cuEventRecord(st->ev_start, CU_STREAM_PER_THREAD) ? -1 : 0;
+}
+
+/* Another thread flushes st (a per-thread stream that is not its own): the held work goes to
+ * a side stream ordered after the hold's start, and the owner joins it at its next call. */
+static int ptds_redirect_begin(ag_stream *st)
+{
+    if ((!st->side && ag_drv.cuStreamCreate(&st->side, 0)) ||
+        (!st->ev_side && ag_drv.cuEventCreate(&st->ev_side, CU_EVENT_DISABLE_TIMING)) ||
+        ag_drv.cuStreamWaitEvent(st->side, st->ev_start, 0))
+        return -1;
+    st->issue = st->side;
+    return 0;
+}
+
+static void ptds_redirect_end(ag_stream *st)
+{
+    st->issue = st->handle;
+    if (ag_drv.cuEventRecord(st->ev_side, st->side) == CUDA_SUCCESS)
+        st->join_pending = 1;
+    else /* cannot happen short of a dead context; the owner then waits for everything */
+        ag_drv.cuStreamSynchronize(st->side);
+    ag_stat_inc(AG_ST_FL_REDIRECT);
+}
+
 /* ---- the launch path -------------------------------------------------------------------- */
 
 /* Work on a blocking stream waits for the legacy default stream of its context and vice
@@ -356,6 +399,8 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
 {
     if (st->kind == AG_SK_DEAD || ag_stream_prepare(st))
         return passthrough(l);
+    if (st->kind == AG_SK_PTDS)
+        ptds_join(st);
     const ag_layout *lay = ag_layout_get(l->f);
     ag_shape sh;
     CUlaunchAttribute at[AG_MAX_ATTRS];
@@ -389,6 +434,8 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
     }
 idle:;
     ag_tmpl *T = find_start(st, &sh, h, at);
+    if (T && st->kind == AG_SK_PTDS && ptds_mark(st))
+        T = NULL;
     if (T) {
         now = ag_now_ns();
         st->cand = T;
@@ -412,16 +459,20 @@ CUresult ag_launch_kernel(const ag_launch *l)
     ag_stat_inc((enum ag_stat)l->entry);
     if (!ag_engine_on())
         return passthrough(l);
-    if (atomic_load_explicit(&g_captures, memory_order_acquire)) {
-        ag_stat_inc(AG_ST_CAPTURED);
-        return passthrough(l);
-    }
     ag_stream *st = ag_stream_of(l->stream, ag_entry_ptsz(l->entry));
     if (!st)
         return passthrough(l);
-    cross_flush(st);
-    if (st->kind == AG_SK_PTDS) /* see docs/DESIGN.md: per-thread default streams pass through */
+    if (atomic_load_explicit(&g_captures, memory_order_acquire)) {
+        /* the application is capturing somewhere: hold nothing, learn nothing */
+        if (st->kind == AG_SK_PTDS && st->join_pending) {
+            pthread_mutex_lock(&st->mu);
+            ptds_join(st);
+            pthread_mutex_unlock(&st->mu);
+        }
+        ag_stat_inc(AG_ST_CAPTURED);
         return passthrough(l);
+    }
+    cross_flush(st);
     pthread_mutex_lock(&st->mu);
     CUresult r = launch_locked(st, l);
     pthread_mutex_unlock(&st->mu);
@@ -443,10 +494,18 @@ void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
     CUcontext cur = NULL;
     int sw = st->nheld && !ag_drv.cuCtxGetCurrent(&cur) && cur != st->ctx &&
              !ag_drv.cuCtxSetCurrent(st->ctx);
-    if (order)
-        ag_order_locked(st, reason);
-    else
-        ag_flush_locked(st, reason);
+    int redirect = st->kind == AG_SK_PTDS && st->nheld && st->key.thread != ag_thread_id();
+    if (redirect && ptds_redirect_begin(st)) {
+        /* nowhere safe to put it: the owner's next call (or exit) flushes it */
+        ag_log(AG_LOG_WARN, "cannot flush another thread's per-thread stream; left held");
+    } else {
+        if (order)
+            ag_order_locked(st, reason);
+        else
+            ag_flush_locked(st, reason);
+        if (redirect)
+            ptds_redirect_end(st);
+    }
     if (sw)
         ag_drv.cuCtxSetCurrent(cur);
 }
@@ -504,6 +563,8 @@ void ag_order_stream(CUstream s, int ptsz)
         return;
     cross_flush(st);
     pthread_mutex_lock(&st->mu);
+    if (st->kind == AG_SK_PTDS)
+        ptds_join(st);
     if (st->kind != AG_SK_DEAD)
         ag_order_locked(st, AG_ST_FL_ORDER);
     pthread_mutex_unlock(&st->mu);

@@ -9,6 +9,7 @@
 #include "../policy/stats.h"
 #include "clock.h"
 #include "driver.h"
+#include "trace.h"
 
 atomic_long ag_graphs_live, ag_graph_mem_live;
 
@@ -221,7 +222,7 @@ static int build(ag_stream *st, ag_tmpl *T)
                                    : (r = ag_drv.cuGraphInstantiateWithFlags(&e, g, 0)))
         goto fail;
     what = "cuGraphUpload";
-    if (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(e, st->handle)))
+    if (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(e, st->issue)))
         goto fail;
     for (uint32_t i = 0; i < T->len; i++) {
         ag_node *n = &T->nodes[i];
@@ -332,7 +333,11 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
         ag_tmpl_drop_graph(st, T);
         return -1;
     }
-    CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(T->exec, st->handle);
+    if (!T->trace_name)
+        T->trace_name = ag_trace_name(T->key, T->len, T->nodes[0].lay->name);
+    ag_trace_push(T->trace_name);
+    CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(T->exec, st->issue);
+    ag_trace_pop();
     if (r) {
         ag_log(AG_LOG_INFO, "launch of sequence %016llx failed (%d); dropping its graph",
                (unsigned long long)T->key, (int)r);

@@ -64,6 +64,7 @@ static ag_stream *create(const ag_skey *k, int kind)
         st->ctx = k->ctx;
         st->handle = kind == AG_SK_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
     }
+    st->issue = st->handle;
     return st;
 }
 
@@ -127,6 +128,13 @@ static ag_stream *lookup(const ag_skey *k, int kind)
     return st;
 }
 
+uint64_t ag_thread_id(void)
+{
+    if (!t_tid)
+        t_tid = atomic_fetch_add(&g_next_tid, 1);
+    return t_tid;
+}
+
 ag_stream *ag_stream_of(CUstream s, int ptsz)
 {
     ag_skey k = { s, NULL, 0 };
@@ -141,11 +149,8 @@ ag_stream *ag_stream_of(CUstream s, int ptsz)
         if (ag_drv.cuCtxGetCurrent(&k.ctx) || !k.ctx)
             return NULL;
         k.stream = kind == AG_SK_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
-        if (kind == AG_SK_PTDS) {
-            if (!t_tid)
-                t_tid = atomic_fetch_add(&g_next_tid, 1);
-            k.thread = t_tid;
-        }
+        if (kind == AG_SK_PTDS)
+            k.thread = ag_thread_id();
     }
     return lookup(&k, kind);
 }

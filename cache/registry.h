@@ -12,6 +12,9 @@
  * call then passes through and gets the driver's error), or when out of memory. */
 ag_stream *ag_stream_of(CUstream s, int ptsz);
 
+/* A number for the calling thread, unique for the life of the process. */
+uint64_t ag_thread_id(void);
+
 /* Calls fn on every live state, under the registry lock (fn may lock the stream). */
 void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg);
 

@@ -54,6 +54,7 @@ typedef struct ag_tmpl {
     size_t mem_est;
     ag_benefit ben;
     uint64_t replays, eager_runs;
+    void *trace_name;                /* NVTX registered string, once built */
     struct ag_tmpl *next_first;      /* templates with the same first shape */
     struct ag_tmpl *lru_prev, *lru_next; /* built templates, most recent first */
     struct ag_tmpl *next_all;
@@ -74,7 +75,8 @@ typedef struct ag_skey {
 typedef struct ag_stream {
     pthread_mutex_t mu;
     ag_skey key;
-    CUstream handle;                 /* what work is issued on */
+    CUstream handle;                 /* the application's stream (canonical handle) */
+    CUstream issue;                  /* where held work goes out: handle, or `side` below */
     CUcontext ctx;
     uint8_t kind, blocking;
     ag_ctxinfo *ci;
@@ -87,6 +89,12 @@ typedef struct ag_stream {
     size_t arena_cap, arena_used;
     void **ptrs;                     /* scratch kernelParams */
     uint32_t ptrs_cap;
+    /* per-thread default streams only: another thread cannot issue onto this thread's
+     * per-thread stream, so a flush from elsewhere goes to `side`, ordered after `ev_start`
+     * (recorded when the hold began) and joined back by the owner through `ev_side` */
+    CUevent ev_start, ev_side;
+    CUstream side;
+    uint8_t join_pending;
     /* what is learned */
     ag_learn learn;
     ag_bucket *buckets;

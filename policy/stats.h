@@ -41,6 +41,8 @@
     X(FL_DIVERGE, "flushes.divergence", "holds flushed by a launch that left the sequence")  \
     X(FL_TIMEOUT, "flushes.timeout", "holds flushed after AUTOGRAPH_MAX_HOLD_US")            \
     X(FL_EXIT, "flushes.exit_or_fork", "holds flushed at exit or fork")                      \
+    X(FL_REDIRECT, "flushes.side_stream", "per-thread-stream holds another thread flushed "    \
+                                          "through a side stream")                             \
     X(POLICY_ON, "policy.graph_wins", "trials in which replay beat eager")                   \
     X(POLICY_OFF, "policy.eager_wins", "trials in which eager was as fast: graphing off")    \
     X(PROFILE_LOADED, "profile.loaded", "sequences loaded from AUTOGRAPH_PROFILE")           \

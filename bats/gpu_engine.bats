@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# Issue 3: with graphing on, every app gives identical results, and the report shows graphs
+# built and replayed; plus the dedicated engine scenarios.
+
+setup() {
+    load helpers
+    require_gpu
+    # deterministic graphing for correctness tests; the default policy is tested separately
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+}
+
+same_results() { # APP ARGS...
+    require_app "$1"
+    local app="$APPS/$1"; shift
+    run_both "$app" "$@"
+    [ "$plain_status" -eq 0 ] || fail "the app fails without the library: $plain_output"
+    assert_equal "$status" "$plain_status"
+    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
+    assert_equal "$(field result)" "OK"
+}
+
+s() { output="$stderr" stat "$1"; }
+
+graphed() { # at least one graph built and replayed
+    [ "$(s graphs.built)" -ge 1 ] || fail "no graph built: $stderr"
+    [ "$(s graphs.replays)" -ge 1 ] || fail "no replay: $stderr"
+}
+
+@test "tiny: constant arguments, replayed without updates" {
+    same_results tiny --iters=300
+    graphed
+    [ "$(s updates.none)" -ge 250 ]
+    [ "$(s failures.build)" -eq 0 ]
+}
+
+@test "tiny: pointer ping-pong and a scalar changing every iteration" {
+    same_results tiny --iters=300 --vary=1
+    graphed
+    [ $(( $(s updates.per_node) + $(s updates.whole_graph) )) -ge 250 ]
+}
+
+@test "tiny: divergence in mid-sequence" {
+    same_results tiny --iters=300 --diverge-every=7
+    graphed
+    [ "$(s flushes.divergence)" -ge 10 ]
+}
+
+@test "tiny: no sync for 100 iterations (chunked, period-aligned sequences)" {
+    same_results tiny --iters=1000 --sync-every=100
+    graphed
+    [ "$(s launches.replayed)" -gt 30000 ]
+}
+
+@test "tiny variants: shared cudart, cudaLaunchKernel, legacy stream" {
+    same_results tiny-shared --iters=200
+    graphed
+    same_results tiny --iters=200 --api=launchkernel
+    graphed
+    same_results tiny --iters=200 --stream=legacy
+    graphed
+}
+
+@test "tiny on per-thread default streams: identical (both builds)" {
+    same_results tiny-ptsz --iters=200 --stream=legacy
+    same_results tiny --iters=200 --stream=ptds
+}
+
+@test "launch_ex and driver_api (attributes, extra-form arguments)" {
+    same_results launch_ex --iters=100
+    graphed
+    same_results driver_api --iters=100
+    graphed
+    same_results driver_api-ptsz --iters=100
+}
+
+@test "an event recorded mid-sequence, waited on by another stream" {
+    same_results multistream --iters=200
+    graphed
+}
+
+@test "the legacy default stream mixed with a blocking stream" {
+    same_results multistream --iters=200 --legacy=1
+    graphed
+}
+
+@test "the application's own capture is left untouched" {
+    same_results app_graphs --iters=100
+    [ "$(s launches.in_app_capture)" -ge 1 ]
+}
+
+@test "several threads, own streams and per-thread default streams" {
+    same_results threads --iters=200
+    graphed
+    same_results threads-ptsz --iters=200
+}
+
+@test "a host thread spinning on mapped memory that a held kernel writes finishes" {
+    require_app spin
+    run timeout 120 env LD_PRELOAD="$LIB" "$APPS/spin" --iters=300
+    assert_success
+    assert_equal "$(field result)" "OK"
+}
+
+@test "compute-bound and irregular programs are unchanged" {
+    same_results heavy --iters=10
+    same_results irregular --iters=300
+}
+
+@test "cuBLAS loop: identical, most launches replayed" {
+    same_results cublas_loop --iters=200
+    graphed
+    pct=$(s launches.replayed_percent)
+    [ "${pct%.*}" -ge 50 ] || fail "only $pct% replayed: $stderr"
+}
+
+@test "PyTorch loop: identical values, most launches replayed" {
+    python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || skip "no PyTorch with CUDA"
+    run_both python3 "$ROOT/bench/torch_mlp.py" --iters=200 --check
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
+    graphed
+    pct=$(s launches.replayed_percent)
+    [ "${pct%.*}" -ge 50 ] || fail "only $pct% replayed: $stderr"
+}
+
+@test "the default policy keeps graphs on for a launch-bound loop" {
+    unset AUTOGRAPH_BENEFIT
+    same_results tiny --iters=400
+    [ "$(s policy.graph_wins)" -ge 1 ]
+    pct=$(s launches.replayed_percent)
+    [ "${pct%.*}" -ge 70 ] || fail "only $pct% replayed: $stderr"
+}
+
+@test "the default policy turns graphs off for a compute-bound loop" {
+    unset AUTOGRAPH_BENEFIT
+    same_results heavy --iters=60
+    [ "$(s policy.eager_wins)" -ge 1 ] || fail "$stderr"
+}
+
+@test "fault injection on the real driver: results identical, failures counted" {
+    for f in add_node:1 instantiate:1 upload:1 update:1 set_params:1 launch:2; do
+        AUTOGRAPH_FAULT=$f same_results tiny --iters=100 --vary=1
+        total=$(( $(s failures.build) + $(s failures.update) + $(s failures.launch) ))
+        [ "$total" -ge 1 ] || fail "fault $f: nothing counted: $stderr"
+    done
+}
+
+@test "AUTOGRAPH_STATS=file.json writes the documented JSON" {
+    json="$BATS_TEST_TMPDIR/stats.json"
+    AUTOGRAPH_STATS="$json" same_results tiny --iters=200
+    python3 - "$json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "libautograph-stats/1"
+c = d["counters"]
+assert c["graphs.built"] >= 1 and c["graphs.replays"] >= 1
+assert 0 < d["replayed_fraction"] <= 1
+assert d["top_sequences"] and d["top_sequences"][0]["length"] >= 2
+assert "kernel" in d["top_sequences"][0]["kernels"]
+PY
+}

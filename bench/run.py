@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""libautograph benchmarks: each workload three ways, interleaved, in one run.
+
+  eager      the program as it is (no preload)
+  autograph  the same program with LD_PRELOAD=libautograph.so (default settings)
+  graph      the program's hand-written CUDA graph of the same loop (--mode=graph, no preload)
+
+Runs are interleaved (eager, autograph, graph, eager, ...) so drift hits all three alike; the
+table shows medians over the repetitions and the ratios eager/autograph (speed-up) and
+graph/autograph (1.00 = as fast as the hand-written graph). A mode whose checksum differs from
+eager's fails the whole run loudly. Results also go to OUT/results.json and OUT/results.csv.
+
+Usage: bench/run.py [--reps N] [--only P1,P3] [--out DIR] [--quick]
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def workloads(build, quick):
+    k = os.path.join(build, "kernels")
+    it = 400 if quick else 2000
+    W = []
+    for n in (8, 64, 256):
+        W.append(("P1", "tiny N=%d, sync every iteration" % n,
+                  [k + "/tiny", "--n=%d" % n, "--iters=%d" % it, "--warmup=50"], True))
+    W.append(("P2", "tiny N=64, scalar + ping-pong pointers change every iteration",
+              [k + "/tiny", "--n=64", "--vary=1", "--iters=%d" % it, "--warmup=50"], True))
+    W.append(("P3", "tiny N=64, sync every 100 iterations",
+              [k + "/tiny", "--n=64", "--sync-every=100", "--iters=%d" % (it * 2), "--warmup=200"], True))
+    W.append(("P4a", "compute-bound: 4 kernels of >= 200 us",
+              [k + "/heavy", "--iters=%d" % (60 if quick else 200), "--warmup=20"], True))
+    W.append(("P4b", "tiny N=16 with 20 us of host work between launches",
+              [k + "/tiny", "--n=16", "--host-us=20", "--iters=%d" % (100 if quick else 400),
+               "--warmup=50"], False))
+    W.append(("P4c", "irregular, never-repeating launch stream",
+              [k + "/irregular", "--iters=%d" % it, "--warmup=50"], False))
+    for size in (64, 128, 256, 512):
+        W.append(("P5", "cuBLAS sgemm %d^3 + a small kernel, sync every iteration" % size,
+                  [k + "/cublas_loop", "--size=%d" % size, "--iters=%d" % (it // 2), "--warmup=50"], True))
+    W.append(("P6", "PyTorch batch-1 MLP forward (8 x Linear 512 + GELU), sync every iteration",
+              [sys.executable, os.path.join(ROOT, "bench", "torch_mlp.py"),
+               "--iters=%d" % (it // 4), "--warmup=50"], True))
+    return W
+
+
+def parse(out):
+    r = {}
+    for line in out.splitlines():
+        if ":" in line and not line.startswith("autograph:"):
+            key, _, val = line.partition(":")
+            r[key.strip()] = val.strip()
+    return r
+
+
+def run(cmd, env_extra, preload, lib):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    for k in list(env):
+        if k.startswith("AUTOGRAPH_"):
+            del env[k]
+    env.update(env_extra)
+    if preload:
+        env["LD_PRELOAD"] = lib
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    r = parse(p.stdout)
+    if p.returncode != 0 or r.get("result") != "OK":
+        sys.exit("FAILED: %s (exit %d)\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
+    return float(r["time_us_per_iter"]), r.get("checksum"), p.stderr
+
+
+def device_info():
+    def sh(c):
+        try:
+            return subprocess.run(c, shell=True, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return "?"
+    return {
+        "gpu": sh("nvidia-smi --query-gpu=name --format=csv,noheader | head -1"),
+        "driver": sh("nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1"),
+        "cuda": sh("nvcc --version | sed -n 's/.*release \\([0-9.]*\\).*/\\1/p'"),
+        "commit": sh("git -C %s rev-parse --short HEAD" % ROOT),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    out = a.out or os.path.join(a.build, "bench")
+    os.makedirs(out, exist_ok=True)
+    lib = os.path.join(a.build, "libautograph.so")
+    info = device_info()
+    print("# %s, driver %s, CUDA %s, commit %s, %s" % (info["gpu"], info["driver"], info["cuda"],
+                                                      info["commit"], info["date"]))
+    only = set(x for x in a.only.split(",") if x)
+    rows, raw = [], []
+    t_start = time.time()
+    for wid, desc, cmd, has_graph in workloads(a.build, a.quick):
+        if only and wid not in only:
+            continue
+        if not os.path.exists(cmd[0]) and not cmd[0].endswith("python3"):
+            print("skip %s: %s not built" % (wid, cmd[0]))
+            continue
+        if wid == "P6":
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                print("skip P6: no PyTorch")
+                continue
+        modes = [("eager", [], {}, False), ("autograph", [], {}, True)]
+        if has_graph:
+            modes.append(("graph", ["--mode=graph"], {}, False))
+        times = {m[0]: [] for m in modes}
+        sums = {}
+        for rep in range(a.reps):
+            for name, extra, env, pre in modes:
+                t, ck, _ = run(cmd + extra, env, pre, lib)
+                times[name].append(t)
+                sums.setdefault(name, ck)
+                if ck != sums["eager"] and "eager" in sums:
+                    sys.exit("CHECKSUM MISMATCH in %s: %s gave %s, eager %s" % (wid, name, ck, sums["eager"]))
+        med = {k: statistics.median(v) for k, v in times.items()}
+        row = {"id": wid, "workload": desc, "eager_us": med["eager"], "autograph_us": med["autograph"],
+               "graph_us": med.get("graph"), "speedup": med["eager"] / med["autograph"],
+               "of_hand_graph": (med["graph"] / med["autograph"]) if "graph" in med else None,
+               "spread_autograph": (max(times["autograph"]) - min(times["autograph"])) / med["autograph"]}
+        rows.append(row)
+        raw.append({"id": wid, "workload": desc, "times_us": times, "checksum": sums.get("eager")})
+        print("%-4s %-62s eager %9.1f  autograph %9.1f  graph %9s  speed-up %5.2fx  vs graph %5s" % (
+            wid, desc[:62], med["eager"], med["autograph"],
+            "%.1f" % med["graph"] if "graph" in med else "n/a", row["speedup"],
+            "%.2f" % row["of_hand_graph"] if row["of_hand_graph"] else "n/a"), flush=True)
+
+    # P7: interception alone (AUTOGRAPH_DISABLE=1) vs no preload, per launch
+    tiny = os.path.join(a.build, "kernels", "tiny")
+    if (not only or "P7" in only) and os.path.exists(tiny):
+        n, it = 64, (400 if a.quick else 2000)
+        cmd = [tiny, "--n=%d" % n, "--iters=%d" % it, "--warmup=50"]
+        te, td = [], []
+        for rep in range(a.reps * 2):
+            te.append(run(cmd, {}, False, lib)[0])
+            td.append(run(cmd, {"AUTOGRAPH_DISABLE": "1"}, True, lib)[0])
+        me, md = statistics.median(te), statistics.median(td)
+        per = (md - me) * 1000.0 / n
+        rows.append({"id": "P7", "workload": "interception only (AUTOGRAPH_DISABLE=1), tiny N=64",
+                     "eager_us": me, "autograph_us": md, "graph_us": None, "speedup": me / md,
+                     "of_hand_graph": None, "per_launch_ns": per})
+        raw.append({"id": "P7", "times_us": {"eager": te, "disabled": td}})
+        print("P7   interception only: eager %.1f us, preloaded+disabled %.1f us per iteration: %+.1f ns per launch"
+              % (me, md, per))
+
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"device": info, "reps": a.reps, "rows": rows, "raw": raw}, f, indent=1)
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["id", "workload", "eager_us", "autograph_us", "graph_us",
+                                          "speedup", "of_hand_graph", "per_launch_ns", "spread_autograph"],
+                           extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    print()
+    print("| id | workload | eager µs/iter | libautograph µs/iter | hand graph µs/iter | eager / libautograph | hand graph / libautograph |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        g = "%.1f" % r["graph_us"] if r.get("graph_us") else "n/a"
+        h = "%.2f" % r["of_hand_graph"] if r.get("of_hand_graph") else "n/a"
+        extra = " (%+.1f ns/launch)" % r["per_launch_ns"] if "per_launch_ns" in r else ""
+        print("| %s | %s | %.1f | %.1f%s | %s | %.2fx | %s |" % (r["id"], r["workload"], r["eager_us"],
+                                                             r["autograph_us"], extra, g, r["speedup"], h))
+    print("\n(%d repetitions each, medians; %.0f s in all; raw samples in %s/results.json)" %
+          (a.reps, time.time() - t_start, out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+/* See trace.h. */
+#include "trace.h"
+
+#include <stdio.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+static nvtxDomainHandle_t domain(void)
+{
+    static nvtxDomainHandle_t d;
+    if (!d)
+        d = nvtxDomainCreateA("libautograph");
+    return d;
+}
+
+void *ag_trace_name(uint64_t key, uint32_t len, const char *first)
+{
+    char buf[200];
+    snprintf(buf, sizeof buf, "autograph: sequence %016llx, %u launches: %s...",
+             (unsigned long long)key, len, first);
+    return (void *)nvtxDomainRegisterStringA(domain(), buf);
+}
+
+void ag_trace_push(void *name)
+{
+    nvtxEventAttributes_t a = { 0 };
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = (nvtxStringHandle_t)name;
+    nvtxDomainRangePushEx(domain(), &a);
+}
+
+void ag_trace_pop(void)
+{
+    nvtxDomainRangePop(domain());
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the Debian packages libautograph needs to build and test (the CUDA toolkit itself
+# is expected at /usr/local/cuda). Does nothing when they are all there.
+set -euo pipefail
+pkgs=(make gcc python3 uthash-dev libxxhash-dev bats bats-support bats-assert)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
