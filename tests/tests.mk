@@ -35,3 +35,7 @@ $(BUILD)/tests/next_main: tests/progs/next_main.c $(BUILD)/tests/libnext_a.so $(
 	$(CC) -std=c11 -Wall $< -o $@ -L$(BUILD)/tests -Wl,--no-as-needed -lnext_a -lnext_b -Wl,-rpath,'$$ORIGIN' -ldl
 progs: $(PROGS)
 test-cpu: progs
+$(BUILD)/tests/probe: tests/progs/probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(CUDA)/lib64/stubs -lcuda
+progs: $(BUILD)/tests/probe
