@@ -23,6 +23,10 @@
     X(cuKernelGetParamInfo, (CUkernel, size_t, size_t *, size_t *))                             \
     X(cuFuncGetName, (const char **, CUfunction))                                               \
     X(cuKernelGetName, (const char **, CUkernel))                                               \
+    X(cuFuncGetModule, (CUmodule *, CUfunction))                                                \
+    X(cuKernelGetLibrary, (CUlibrary *, CUkernel))                                              \
+    X(cuModuleGetFunctionCount, (unsigned *, CUmodule))                                         \
+    X(cuLibraryGetKernelCount, (unsigned *, CUlibrary))                                         \
     X(cuCtxGetCurrent, (CUcontext *))                                                           \
     X(cuCtxSetCurrent, (CUcontext))                                                             \
     X(cuStreamGetFlags, (CUstream, unsigned *))                                                 \

@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "graph.h"
 #include "internal.h"
+#include "profile.h"
 #include "registry.h"
 
 /* Larger argument blocks pass through: copying them costs more than a launch saves. */
@@ -193,6 +194,8 @@ static ag_tmpl *switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
                                  const CUlaunchAttribute *at)
 {
     uint32_t k = st->nheld;
+    if (st->cand->prof)
+        return NULL;
     ag_bucket *b = bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
         if (U != st->cand && node_matches(U, k, sh, h, at) && ag_benefit_want_graph(&U->ben) &&
@@ -236,11 +239,53 @@ static void issue_held(ag_stream *st)
     ag_stat_add(AG_ST_FLUSHED, st->nheld);
 }
 
+static void insert_template(ag_stream *st, ag_tmpl *T);
+
+/* A provisional template (from the profile) has been held whole: it becomes a real template,
+ * made of the launches actually held. Returns it, or NULL. */
+static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
+{
+    uint32_t n = st->nheld;
+    ag_shape *shapes = malloc(n * sizeof *shapes);
+    uint64_t *hashes = malloc(n * sizeof *hashes);
+    ag_tmpl *T = NULL;
+    if (shapes && hashes) {
+        for (uint32_t i = 0; i < n; i++) {
+            shapes[i] = st->held[i].shape;
+            hashes[i] = st->held[i].shape_hash;
+        }
+        uint64_t key = ag_hash(hashes, n * sizeof *hashes);
+        ag_sighting *s = ag_learn_adopt(&st->learn, key, n);
+        if (s && s->tmpl) {
+            T = s->tmpl; /* learned meanwhile */
+        } else if (s && (T = ag_tmpl_new(key, shapes, hashes, n))) {
+            insert_template(st, T);
+            s->tmpl = T;
+            ag_benefit_trust(&T->ben);
+            ag_stat_inc(AG_ST_SEQ_TEMPLATES);
+        }
+    }
+    free(shapes);
+    free(hashes);
+    if (T)
+        ag_profile_used(P->prof);
+    else
+        ag_profile_failed(P->prof);
+    free(P);
+    return T;
+}
+
 /* The held launches are one whole occurrence of st->cand: replay it. */
 static void complete(ag_stream *st)
 {
     ag_tmpl *T = st->cand;
     int built = 0;
+    if (T->prof && !(T = st->cand = adopt_provisional(st, T))) {
+        issue_held(st);
+        hold_end(st);
+        ag_learn_replayed(&st->learn);
+        return;
+    }
     if (ag_tmpl_replay(st, T, &built) == 0) {
         T->replays++;
         ag_benefit_occurred(&T->ben, 1, built, st->hold_t0);
@@ -259,6 +304,13 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
     if (!st->nheld)
         return;
     ag_stat_inc(reason);
+    if (st->cand->prof) { /* a profile sequence that did not come whole this time */
+        issue_held(st);
+        ag_profile_failed(st->cand->prof);
+        free(st->cand);
+        hold_end(st);
+        return;
+    }
     ag_tmpl *T = exact_template(st);
     if (T) {
         st->cand = T;
@@ -395,6 +447,29 @@ static void ptds_redirect_end(ag_stream *st)
  * versa: so before anything is issued or held on one side, the other side must not hold. */
 static void cross_flush(ag_stream *st);
 
+/* A profile sequence that starts with this launch: held for the first time, its template is
+ * made when it completes. */
+static ag_tmpl *provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h)
+{
+    ag_pshape ps;
+    ag_pshape_of(sh, lay, &ps);
+    ag_pseq *q = ag_profile_first(&ps);
+    ag_tmpl *T = q ? calloc(1, sizeof *T) : NULL;
+    if (T) {
+        T->prof = q;
+        T->len = ag_profile_len(q);
+        T->first_hash = h;
+    }
+    return T;
+}
+
+static ag_tmpl *discard_provisional(ag_tmpl *T)
+{
+    if (T && T->prof)
+        free(T);
+    return NULL;
+}
+
 static CUresult launch_locked(ag_stream *st, const ag_launch *l)
 {
     if (st->kind == AG_SK_DEAD || ag_stream_prepare(st))
@@ -414,7 +489,15 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
     uint64_t h = ag_shape_hash(&sh), now = 0;
 
     if (st->nheld) {
-        if (!node_matches(st->cand, st->nheld, &sh, h, at)) {
+        int ok;
+        if (st->cand->prof) {
+            ag_pshape ps;
+            ag_pshape_of(&sh, lay, &ps);
+            ok = ag_profile_node_is(st->cand->prof, st->nheld, &ps);
+        } else {
+            ok = node_matches(st->cand, st->nheld, &sh, h, at);
+        }
+        if (!ok) {
             ag_tmpl *U = switch_candidate(st, &sh, h, at);
             if (U) {
                 st->cand = U;
@@ -434,8 +517,10 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
     }
 idle:;
     ag_tmpl *T = find_start(st, &sh, h, at);
+    if (!T && ag_profile_active())
+        T = provisional(&sh, lay, h);
     if (T && st->kind == AG_SK_PTDS && ptds_mark(st))
-        T = NULL;
+        T = discard_provisional(T);
     if (T) {
         now = ag_now_ns();
         st->cand = T;
@@ -445,6 +530,7 @@ idle:;
             return CUDA_SUCCESS;
         }
         st->cand = NULL;
+        discard_provisional(T);
     }
     CUresult r = passthrough(l);
     if (r == CUDA_SUCCESS)

@@ -12,6 +12,7 @@
 
 #include "../policy/log.h"
 #include "driver.h"
+#include "record.h"
 
 typedef struct entry {
     ag_layout lay;
@@ -72,6 +73,24 @@ static int query(void *h, ag_layout *out)
         name = NULL;
     strncpy(out->name, name ? name : "?", sizeof out->name - 1);
     out->graphable = (uint8_t)ag_filter_allows(out->name);
+    /* identity across runs: handles differ from run to run, names and layouts do not */
+    unsigned count = 0;
+    if (out->is_kernel) {
+        CUlibrary lib;
+        if (ag_drv.cuKernelGetLibrary && !ag_drv.cuKernelGetLibrary(&lib, (CUkernel)h) &&
+            ag_drv.cuLibraryGetKernelCount)
+            ag_drv.cuLibraryGetKernelCount(&count, lib);
+    } else {
+        CUmodule mod;
+        if (ag_drv.cuFuncGetModule && !ag_drv.cuFuncGetModule(&mod, (CUfunction)h) &&
+            ag_drv.cuModuleGetFunctionCount)
+            ag_drv.cuModuleGetFunctionCount(&count, mod);
+    }
+    uint64_t parts[4] = { ag_hash(name ? name : "", name ? strlen(name) : 0), out->nparams, count,
+                          out->nparams ? ag_hash(out->off, out->nparams * 4) ^
+                                             ag_hash(out->sz, out->nparams * 4) * 31
+                                       : 0 };
+    out->ident = ag_hash(parts, sizeof parts);
     return 0;
 }
 

@@ -18,6 +18,8 @@ typedef struct ag_layout {
     uint32_t nparams;
     uint32_t size;           /* bytes of the packed parameter block */
     uint32_t *off, *sz;      /* nparams each */
+    uint64_t ident;          /* the same kernel in another run: name, parameter layout and
+                              * the size of its module (AUTOGRAPH_PROFILE) */
     char name[120];          /* kernel name, possibly cut, for stats and filters */
 } ag_layout;
 

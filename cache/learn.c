@@ -50,6 +50,22 @@ ag_sighting *ag_learn_find(ag_learn *L, uint64_t key)
     return s;
 }
 
+ag_sighting *ag_learn_adopt(ag_learn *L, uint64_t key, uint32_t len)
+{
+    ag_sighting *s = ag_learn_find(L, key);
+    if (!s) {
+        if (!(s = calloc(1, sizeof *s)))
+            return NULL;
+        s->key = key;
+        s->len = len;
+        HASH_ADD(hh, L->sightings, key, sizeof s->key, s);
+        L->nsightings++;
+    }
+    if (s->count < L->min_repeats)
+        s->count = L->min_repeats;
+    return s;
+}
+
 /* Irregular streams would grow the table forever: when full, forget what never repeated. */
 static void prune(ag_learn *L)
 {

@@ -74,6 +74,10 @@ void ag_learn_replayed(ag_learn *L);
 /* Forgets every sighting (and their template links). */
 void ag_learn_forget(ag_learn *L);
 
+/* The sighting for `key`, created as if seen min_repeats times (a template from elsewhere, such
+ * as a profile, is adopted). NULL when out of memory. */
+ag_sighting *ag_learn_adopt(ag_learn *L, uint64_t key, uint32_t len);
+
 /* The sighting of a closed segment fingerprint, or NULL. */
 ag_sighting *ag_learn_find(ag_learn *L, uint64_t key);
 

@@ -1,5 +1,262 @@
-/* AUTOGRAPH_PROFILE: learned sequences saved at exit and loaded at start. */
-#include "internal.h"
+/* See profile.h. The file is text, one sequence per "seq" line followed by its nodes:
+ *
+ *   libautograph-profile 1
+ *   seq <nodes> <trusted 0|1> <median graph ns> <median eager ns>
+ *   n <ident> <gx> <gy> <gz> <bx> <by> <bz> <smem> <psize> <kind> <nattrs> <attr hash> <name>
+ *
+ * Malformed or oversized input is skipped with a warning; saving writes a temporary file and
+ * renames it, so a crash never leaves half a profile. */
+#include "profile.h"
 
-void ag_profile_load(void) {}
-void ag_profile_save(void) {}
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../policy/log.h"
+#include "../policy/options.h"
+#include "../policy/stats.h"
+#include "internal.h"
+#include "registry.h"
+
+#define MAX_SEQS 100000
+#define MAX_FAILS 3
+
+struct ag_pseq {
+    uint32_t len;
+    uint8_t trusted;
+    uint64_t med_graph, med_eager;
+    ag_pshape *nodes;
+    char **names;
+    atomic_int fails, used;
+    ag_pseq *next;
+};
+
+static ag_pseq *g_seqs;          /* everything loaded */
+static atomic_int g_live;        /* loaded sequences not yet failed out */
+
+void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
+{
+    memset(p, 0, sizeof *p);
+    p->ident = lay->ident;
+    memcpy(p->grid, s->grid, sizeof p->grid);
+    memcpy(p->block, s->block, sizeof p->block);
+    p->smem = s->smem;
+    p->psize = s->psize;
+    p->kind = s->kind;
+    p->nattrs = s->nattrs;
+    p->attr_hash = s->attr_hash;
+}
+
+int ag_profile_active(void) { return atomic_load_explicit(&g_live, memory_order_relaxed) > 0; }
+uint32_t ag_profile_len(const ag_pseq *q) { return q->len; }
+int ag_profile_trusted(const ag_pseq *q) { return q->trusted; }
+
+int ag_profile_node_is(const ag_pseq *q, uint32_t k, const ag_pshape *p)
+{
+    return k < q->len && !memcmp(&q->nodes[k], p, sizeof *p);
+}
+
+ag_pseq *ag_profile_first(const ag_pshape *p)
+{
+    for (ag_pseq *q = g_seqs; q; q = q->next)
+        if (q->trusted && atomic_load(&q->fails) < MAX_FAILS && !memcmp(&q->nodes[0], p, sizeof *p))
+            return q;
+    return NULL;
+}
+
+void ag_profile_failed(ag_pseq *q)
+{
+    if (atomic_fetch_add(&q->fails, 1) + 1 == MAX_FAILS)
+        atomic_fetch_sub(&g_live, 1);
+}
+
+void ag_profile_used(ag_pseq *q)
+{
+    if (atomic_fetch_add(&q->used, 1) == 0)
+        ag_stat_inc(AG_ST_PROFILE_USED);
+}
+
+static void free_seq(ag_pseq *q)
+{
+    if (q->names)
+        for (uint32_t i = 0; i < q->len; i++)
+            free(q->names[i]);
+    free(q->names);
+    free(q->nodes);
+    free(q);
+}
+
+void ag_profile_load(void)
+{
+    const char *path = ag_opt_str(AG_OPT_PROFILE);
+    if (!*path)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ag_log(AG_LOG_INFO, "profile %s not found: it will be written at exit", path);
+        return;
+    }
+    char line[1024];
+    int n = 0, bad = 0;
+    if (!fgets(line, sizeof line, f) || strncmp(line, "libautograph-profile 1", 22)) {
+        ag_log(AG_LOG_WARN, "%s is not a libautograph profile (version 1); ignored", path);
+        fclose(f);
+        return;
+    }
+    ag_pseq *q = NULL, **tail = &g_seqs;
+    uint32_t k = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned len, trusted;
+        unsigned long long mg, me;
+        if (sscanf(line, "seq %u %u %llu %llu", &len, &trusted, &mg, &me) == 4) {
+            if (q) { /* the previous one was cut short */
+                free_seq(q);
+                bad++;
+            }
+            q = NULL;
+            if (len < 2 || len > 4096 || n >= MAX_SEQS || !(q = calloc(1, sizeof *q)) ||
+                !(q->nodes = calloc(len, sizeof *q->nodes)) || !(q->names = calloc(len, sizeof *q->names))) {
+                if (q)
+                    free_seq(q);
+                q = NULL;
+                bad++;
+                continue;
+            }
+            q->len = len;
+            q->trusted = trusted == 1;
+            q->med_graph = mg;
+            q->med_eager = me;
+            k = 0;
+            continue;
+        }
+        if (!q)
+            continue;
+        ag_pshape *p = &q->nodes[k];
+        unsigned long long ident, ah;
+        char name[512] = "?";
+        int got = sscanf(line, "n %llx %u %u %u %u %u %u %u %u %u %u %llx %511s", &ident, &p->grid[0],
+                         &p->grid[1], &p->grid[2], &p->block[0], &p->block[1], &p->block[2],
+                         &p->smem, &p->psize, &p->kind, &p->nattrs, &ah, name);
+        if (got < 12) {
+            free_seq(q);
+            q = NULL;
+            bad++;
+            continue;
+        }
+        p->ident = ident;
+        p->attr_hash = ah;
+        q->names[k] = strdup(name);
+        if (++k == q->len) {
+            *tail = q;
+            tail = &q->next;
+            n++;
+            q = NULL;
+        }
+    }
+    if (q) {
+        free_seq(q);
+        bad++;
+    }
+    fclose(f);
+    int live = 0;
+    for (ag_pseq *x = g_seqs; x; x = x->next)
+        live += x->trusted;
+    atomic_store(&g_live, live);
+    ag_stat_add(AG_ST_PROFILE_LOADED, (uint64_t)n);
+    if (bad)
+        ag_log(AG_LOG_WARN, "profile %s: %d malformed sequences ignored", path, bad);
+    ag_log(AG_LOG_INFO, "profile %s: %d sequences loaded", path, n);
+}
+
+/* ---- saving ------------------------------------------------------------------------------ */
+
+typedef struct {
+    FILE *f;
+    uint64_t *seen;
+    size_t nseen, cap;
+    int n;
+} saver;
+
+static int seen_before(saver *s, uint64_t key)
+{
+    for (size_t i = 0; i < s->nseen; i++)
+        if (s->seen[i] == key)
+            return 1;
+    if (s->nseen == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        uint64_t *p = realloc(s->seen, cap * sizeof *p);
+        if (!p)
+            return 0;
+        s->seen = p;
+        s->cap = cap;
+    }
+    s->seen[s->nseen++] = key;
+    return 0;
+}
+
+static void write_node(FILE *f, const ag_pshape *p, const char *name)
+{
+    fprintf(f, "n %016llx %u %u %u %u %u %u %u %u %u %u %016llx %s\n",
+            (unsigned long long)p->ident, p->grid[0], p->grid[1], p->grid[2], p->block[0],
+            p->block[1], p->block[2], p->smem, p->psize, p->kind, p->nattrs,
+            (unsigned long long)p->attr_hash, name && *name ? name : "?");
+}
+
+static void save_stream(ag_stream *st, void *arg)
+{
+    saver *s = arg;
+    pthread_mutex_lock(&st->mu);
+    for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
+        if (!T->replays && T->ben.state != AG_BEN_ON)
+            continue;
+        ag_pshape *ps = malloc(T->len * sizeof *ps);
+        if (!ps)
+            continue;
+        for (uint32_t i = 0; i < T->len; i++)
+            ag_pshape_of(&T->nodes[i].shape, T->nodes[i].lay, &ps[i]);
+        if (!seen_before(s, ag_hash(ps, T->len * sizeof *ps))) {
+            fprintf(s->f, "seq %u %d %llu %llu\n", T->len, T->ben.state == AG_BEN_ON,
+                    (unsigned long long)T->ben.med_graph, (unsigned long long)T->ben.med_eager);
+            for (uint32_t i = 0; i < T->len; i++)
+                write_node(s->f, &ps[i], T->nodes[i].lay->name);
+            s->n++;
+        }
+        free(ps);
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ag_profile_save(void)
+{
+    const char *path = ag_opt_str(AG_OPT_PROFILE);
+    if (!*path)
+        return;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    saver s = { fopen(tmp, "w"), NULL, 0, 0, 0 };
+    if (!s.f) {
+        ag_log(AG_LOG_WARN, "cannot write profile %s", tmp);
+        return;
+    }
+    fprintf(s.f, "libautograph-profile 1\n");
+    ag_streams_each(save_stream, &s);
+    /* what was loaded and not seen this run stays: a run that took another path keeps it */
+    for (ag_pseq *q = g_seqs; q; q = q->next) {
+        if (atomic_load(&q->fails) >= MAX_FAILS || seen_before(&s, ag_hash(q->nodes, q->len * sizeof *q->nodes)))
+            continue;
+        fprintf(s.f, "seq %u %d %llu %llu\n", q->len, q->trusted, (unsigned long long)q->med_graph,
+                (unsigned long long)q->med_eager);
+        for (uint32_t i = 0; i < q->len; i++)
+            write_node(s.f, &q->nodes[i], q->names[i]);
+        s.n++;
+    }
+    free(s.seen);
+    if (fclose(s.f) || rename(tmp, path)) {
+        ag_log(AG_LOG_WARN, "cannot write profile %s", path);
+        unlink(tmp);
+        return;
+    }
+    ag_log(AG_LOG_INFO, "profile %s: %d sequences saved", path, s.n);
+}

@@ -55,6 +55,8 @@ typedef struct ag_tmpl {
     ag_benefit ben;
     uint64_t replays, eager_runs;
     void *trace_name;                /* NVTX registered string, once built */
+    struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
+                                      * time (nodes unknown until it completes) */
     struct ag_tmpl *next_first;      /* templates with the same first shape */
     struct ag_tmpl *lru_prev, *lru_next; /* built templates, most recent first */
     struct ag_tmpl *next_all;

@@ -125,6 +125,16 @@ void ag_benefit_aborted(ag_benefit *b)
     }
 }
 
+void ag_benefit_trust(ag_benefit *b)
+{
+    if (b->always)
+        return;
+    b->state = AG_BEN_ON;
+    b->nocc = 0;
+    b->wait = RECHECK_ON;
+    b->prev_t = 0;
+}
+
 void ag_benefit_failed(ag_benefit *b)
 {
     b->prev_t = 0;

@@ -46,6 +46,10 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t);
  * interval can be measured across it; too many in a row turn graphs off for a while. */
 void ag_benefit_aborted(ag_benefit *b);
 
+/* Graphs won for this sequence before (a profile said so): on without a trial, re-checked
+ * later like any winner. */
+void ag_benefit_trust(ag_benefit *b);
+
 /* Graph calls failed for this sequence: eager for a while, then try again. */
 void ag_benefit_failed(ag_benefit *b);
 

@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# Issue 5 on the GPU: the persistent profile, name filters, the JSON report.
+
+setup() {
+    load helpers
+    require_gpu
+    require_app tiny
+}
+
+s() { output="$stderr" stat "$1"; }
+
+@test "AUTOGRAPH_PROFILE: the second run replays from the first occurrence" {
+    prof="$BATS_TEST_TMPDIR/tiny.agp"
+    args=(--n=64 --iters=12 --warmup=0)
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_PROFILE="$prof" "$APPS/tiny" "${args[@]}" --iters=200
+    assert_success
+    [ -s "$prof" ] || fail "no profile written"
+    head -1 "$prof" | grep -q '^libautograph-profile 1$'
+    # a cold run and a warm run of only 12 iterations
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 "$APPS/tiny" "${args[@]}"
+    assert_success
+    cold_sum=$(field checksum) cold=$(s graphs.replays)
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_PROFILE="$prof" "$APPS/tiny" "${args[@]}"
+    assert_success
+    assert_equal "$(field checksum)" "$cold_sum"
+    [ "$(s profile.loaded)" -ge 1 ]
+    [ "$(s profile.used)" -ge 1 ]
+    warm=$(s graphs.replays)
+    [ "$warm" -ge 11 ] || fail "warm run replayed only $warm of 12 iterations"
+    [ "$warm" -gt "$cold" ] || fail "warm $warm vs cold $cold"
+}
+
+@test "AUTOGRAPH_PROFILE: a foreign or damaged profile is ignored safely" {
+    prof="$BATS_TEST_TMPDIR/bad.agp"
+    printf 'libautograph-profile 1\nseq 3 1 10 20\nn zz 1 2\nseq 2 1 1 1\nn 0123 1 1 1 1 1 1 0 8 0 0 0 k\n' >"$prof"
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_PROFILE="$prof" "$APPS/tiny" --iters=50
+    assert_success
+    assert_equal "$(field result)" OK
+    printf 'not a profile\n' >"$prof"
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_PROFILE="$prof" "$APPS/tiny" --iters=50
+    assert_success
+    assert_equal "$(field result)" OK
+    [[ "$stderr" == *"is not a libautograph profile"* ]]
+}
+
+@test "AUTOGRAPH_DENY keeps the named kernels out of graphs" {
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always \
+        AUTOGRAPH_DENY='*' "$APPS/tiny" --iters=100
+    assert_success
+    assert_equal "$(s graphs.built)" 0
+    [ "$(s launches.ungraphable)" -gt 0 ]
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always \
+        AUTOGRAPH_ALLOW='*nothing_matches*' "$APPS/tiny" --iters=100
+    assert_success
+    assert_equal "$(s graphs.built)" 0
+}
+
+@test "AUTOGRAPH_DISABLE=1: counted, never graphed" {
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_DISABLE=1 "$APPS/tiny" --iters=100
+    assert_success
+    assert_equal "$(s graphs.built)" 0
+    assert_equal "$(s launches.held)" 0
+    [ "$(s launches.cuLaunchKernel)" -gt 0 ]
+}
+
+@test "AUTOGRAPH_MAX_GRAPHS=1 evicts and stays correct" {
+    require_app multistream
+    run_both "$APPS/multistream" --iters=100
+    plain=$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always \
+        AUTOGRAPH_MAX_GRAPHS=1 "$APPS/multistream" --iters=100
+    assert_success
+    assert_equal "$(field checksum)" "$plain"
+    [ "$(s graphs.evicted)" -ge 1 ] || [ "$(s graphs.cache_full)" -ge 1 ] || fail "$stderr"
+}
+
+@test "AUTOGRAPH_LOG=info says what it does, with the prefix" {
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_LOG=info AUTOGRAPH_BENEFIT=always "$APPS/tiny" --iters=50
+    assert_success
+    [[ "$stderr" == *"autograph: active"* ]]
+    [[ "$stderr" == *"autograph: graph built for sequence"* ]]
+    ! grep -qv '^autograph: ' <<<"$stderr"
+}
