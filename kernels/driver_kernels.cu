@@ -1,0 +1,13 @@
+// driver_kernels.cu -- device code of driver_api, built into driver_kernels.fatbin at make time
+// and loaded with cuModuleLoadData.  extern "C" keeps the names cuModuleGetFunction looks up.
+#include "driver_ops.h"
+
+extern "C" __global__ void dk_affine(unsigned *p, unsigned a, unsigned b) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = drv_affine(p[i], i, a, b);
+}
+
+extern "C" __global__ void dk_mixed(unsigned *p, Mixed s, char k, double x) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = drv_mixed(p[i], i, s, k, x);
+}

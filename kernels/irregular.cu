@@ -1,0 +1,96 @@
+// irregular -- a launch stream that never repeats: each iteration launches a random number
+// (1..16) of kernels, each a random one of 8 (op_kernel<0..7>) with a random grid (1..16 blocks
+// of 64, 128 or 256 threads, covering a prefix of one 4096-word buffer) and a random scalar, and
+// syncs the stream after a launch with probability 1/5.  The choices come from --seed; the CPU
+// model replays the same choices.  Eager only (--mode=graph is accepted and runs eagerly).
+// Launches: the sum of the random per-iteration counts (printed; fixed by --seed, --warmup,
+// --iters).
+#include "common.h"
+#include "ops.h"
+
+namespace {
+
+constexpr uint32_t kElems = 4096;
+
+struct Choice {
+  int kind;
+  uint32_t blocks, threads, s;
+  bool sync_after;
+};
+
+// Draws are made in the same order by the GPU loop and the CPU model.
+uint32_t draw_count(Rng &r) { return 1 + r.below(16); }
+
+Choice draw_launch(Rng &r) {
+  Choice c;
+  c.kind = (int)r.below(kOpKinds);
+  c.blocks = 1 + r.below(16);
+  c.threads = 64u << r.below(3);
+  c.s = r.u32();
+  c.sync_after = r.below(5) == 0;
+  return c;
+}
+
+long long run(long long g0, long long g1, Rng &r, cudaStream_t st, uint32_t *x) {
+  long long launches = 0;
+  for (long long g = g0; g < g1; g++) {
+    const uint32_t count = draw_count(r);
+    for (uint32_t k = 0; k < count; k++) {
+      const Choice c = draw_launch(r);
+      launch_op(c.kind, dim3(c.blocks), dim3(c.threads), st, x, x, c.s, c.blocks * c.threads);
+      launches++;
+      if (c.sync_after) {
+        CHECK_LAUNCH();
+        CHECK_CUDA(cudaStreamSynchronize(st));
+      }
+    }
+    CHECK_LAUNCH();
+  }
+  return launches;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args a(argc, argv, "irregular: a random, never-repeating launch stream with random syncs");
+  const LoopFlags loop = loop_flags(a, 200);
+  const uint64_t seed = seed_flag(a);
+  const std::string mode =
+      a.choice("mode", "eager", "eager|graph", "eager only; graph runs eagerly");
+  a.done();
+  if (mode == "graph")
+    fprintf(stderr, "irregular: no hand-written graph for a never-repeating stream; "
+                    "running eagerly\n");
+
+  cudaStream_t st;
+  CHECK_CUDA(cudaStreamCreate(&st));
+  const std::vector<uint32_t> init = random_words(kElems, seed);
+  uint32_t *x = device_alloc<uint32_t>(kElems);
+  to_device(x, init);
+  CHECK_CUDA(cudaDeviceSynchronize());
+
+  // Launch choices use their own generator, distinct from the data's.
+  Rng r(seed ^ 0x1A2B3C4D5E6F7788ull);
+  long long launches = run(0, loop.warmup, r, st, x);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  const double t0 = now_us();
+  launches += run(loop.warmup, loop.total(), r, st, x);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  const double t1 = now_us();
+
+  const std::vector<uint32_t> got = from_device(x, kElems);
+  std::vector<uint32_t> ref = init;
+  Rng rr(seed ^ 0x1A2B3C4D5E6F7788ull);
+  for (long long g = 0; g < loop.total(); g++) {
+    const uint32_t count = draw_count(rr);
+    for (uint32_t k = 0; k < count; k++) {
+      const Choice c = draw_launch(rr);
+      cpu_op(c.kind, ref.data(), ref.data(), c.s, 0, (size_t)c.blocks * c.threads);
+    }
+  }
+  const bool ok = check_equal("x", got, ref);
+
+  Fnv1a h;
+  h.add(got);
+  return report(launches, h.h, (t1 - t0) / (double)loop.iters, ok);
+}
