@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Development helper for the GPU machine: builds everything, runs the driver probe, the GPU
+# tests and (optionally) the benchmarks, and leaves logs in $OUT. Usage (from the repo root,
+# after `source .devdeps/env.sh`): scripts/device-check.sh [tests|bench|all]
+set -uo pipefail
+what=${1:-all}
+out=${OUT:-build/device}
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
+make -j16 all progs >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+build/tests/probe >>"$out/device.txt" 2>&1
+if [ "$what" != bench ]; then
+    for f in bats/gpu_apps.bats bats/gpu_engine.bats bats/gpu_policy.bats; do
+        timeout 280 bats --tap "$f" >>"$out/gpu-bats.tap" 2>&1 || echo "FAILED OR TIMED OUT: $f" >>"$out/gpu-bats.tap"
+    done
+    grep -E '^(not ok|ok|FAILED)' "$out/gpu-bats.tap" | grep -cE '^ok' | sed 's/^/passed: /'
+    grep -E '^(not ok|FAILED)' "$out/gpu-bats.tap"
+fi
+if [ "$what" != tests ]; then
+    timeout 400 python3 bench/run.py ${BENCH_ARGS:-} --out "$out" >"$out/bench.txt" 2>&1
+    tail -25 "$out/bench.txt"
+fi
