@@ -64,11 +64,12 @@ s() { output="$stderr" stat "$1"; }
 }
 
 @test "AUTOGRAPH_MAX_GRAPHS=1 evicts and stays correct" {
-    require_app multistream
-    run_both "$APPS/multistream" --iters=100
+    require_app threads
+    run_both "$APPS/threads" --iters=100
     plain=$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')
     run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always \
-        AUTOGRAPH_MAX_GRAPHS=1 "$APPS/multistream" --iters=100
+        AUTOGRAPH_MAX_GRAPHS=1 "$APPS/threads" --iters=100
+    printf '%s\n' "$output" "$stderr"
     assert_success
     assert_equal "$(field checksum)" "$plain"
     [ "$(s graphs.evicted)" -ge 1 ] || [ "$(s graphs.cache_full)" -ge 1 ] || fail "$stderr"

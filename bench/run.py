@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def workloads(build, quick):
     k = os.path.join(build, "kernels")
-    it = 400 if quick else 2000
+    it = 300 if quick else 1000
     W = []
     for n in (8, 64, 256):
         W.append(("P1", "tiny N=%d, sync every iteration" % n,
@@ -144,23 +144,34 @@ def main():
             "%.1f" % med["graph"] if "graph" in med else "n/a", row["speedup"],
             "%.2f" % row["of_hand_graph"] if row["of_hand_graph"] else "n/a"), flush=True)
 
-    # P7: interception alone (AUTOGRAPH_DISABLE=1) vs no preload, per launch
-    tiny = os.path.join(a.build, "kernels", "tiny")
-    if (not only or "P7" in only) and os.path.exists(tiny):
-        n, it = 64, (400 if a.quick else 2000)
-        cmd = [tiny, "--n=%d" % n, "--iters=%d" % it, "--warmup=50"]
-        te, td = [], []
-        for rep in range(a.reps * 2):
-            te.append(run(cmd, {}, False, lib)[0])
-            td.append(run(cmd, {"AUTOGRAPH_DISABLE": "1"}, True, lib)[0])
-        me, md = statistics.median(te), statistics.median(td)
-        per = (md - me) * 1000.0 / n
-        rows.append({"id": "P7", "workload": "interception only (AUTOGRAPH_DISABLE=1), tiny N=64",
-                     "eager_us": me, "autograph_us": md, "graph_us": None, "speedup": me / md,
-                     "of_hand_graph": None, "per_launch_ns": per})
-        raw.append({"id": "P7", "times_us": {"eager": te, "disabled": td}})
-        print("P7   interception only: eager %.1f us, preloaded+disabled %.1f us per iteration: %+.1f ns per launch"
-              % (me, md, per))
+    # P7: the cost of one launch call as the application sees it, measured at the driver API
+    # (tests/progs/probe loop: 63 launches timed alone, then the 64th and a sync; medians):
+    # no preload, preloaded with AUTOGRAPH_DISABLE=1 (interception only), and preloaded with
+    # graphing (launches held)
+    probe = os.path.join(a.build, "tests", "probe")
+    if (not only or "P7" in only) and os.path.exists(probe):
+        res = {"plain": [], "disabled": [], "held": []}
+        for rep in range(a.reps):
+            for name, env, pre in (("plain", {}, False), ("disabled", {"AUTOGRAPH_DISABLE": "1"}, True),
+                                   ("held", {"AUTOGRAPH_BENEFIT": "always"}, True)):
+                e = dict(os.environ)
+                e.pop("LD_PRELOAD", None)
+                e.update(env)
+                if pre:
+                    e["LD_PRELOAD"] = lib
+                o = subprocess.run([probe, "loop"], env=e, capture_output=True, text=True, timeout=120).stdout
+                for line in o.splitlines():
+                    if line.startswith("loop:"):
+                        res[name].append(float(line.split("launches 1-63:")[1].split("ns")[0]))
+        if all(res.values()):
+            m = {k: statistics.median(v) for k, v in res.items()}
+            rows.append({"id": "P7", "workload": "one launch call (driver API, ns): interception only; held",
+                         "eager_us": m["plain"] / 1e3, "autograph_us": m["disabled"] / 1e3, "graph_us": None,
+                         "speedup": m["plain"] / m["disabled"], "of_hand_graph": None,
+                         "per_launch_ns": m["disabled"] - m["plain"], "held_ns": m["held"]})
+            raw.append({"id": "P7", "ns_per_launch": res})
+            print("P7   launch call: %.1f ns plain, %.1f ns intercepted (%+.1f ns), %.1f ns when held" %
+                  (m["plain"], m["disabled"], m["disabled"] - m["plain"], m["held"]))
 
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"device": info, "reps": a.reps, "rows": rows, "raw": raw}, f, indent=1)
@@ -176,7 +187,7 @@ def main():
     for r in rows:
         g = "%.1f" % r["graph_us"] if r.get("graph_us") else "n/a"
         h = "%.2f" % r["of_hand_graph"] if r.get("of_hand_graph") else "n/a"
-        extra = " (%+.1f ns/launch)" % r["per_launch_ns"] if "per_launch_ns" in r else ""
+        extra = " (%+.1f ns/launch; held %.0f ns)" % (r["per_launch_ns"], r["held_ns"]) if "per_launch_ns" in r else ""
         print("| %s | %s | %.1f | %.1f%s | %s | %.2fx | %s |" % (r["id"], r["workload"], r["eager_us"],
                                                              r["autograph_us"], extra, g, r["speedup"], h))
     print("\n(%d repetitions each, medians; %.0f s in all; raw samples in %s/results.json)" %

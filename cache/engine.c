@@ -93,16 +93,26 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
     return res;
 }
 
+/* An occurrence of T, told to its policy; a finished trial is counted. */
+static void occurred(ag_tmpl *T, int graph, int build, uint64_t t)
+{
+    int before = T->ben.state;
+    ag_benefit_occurred(&T->ben, graph, build, t);
+    if (before == AG_BEN_TRIAL && T->ben.state != AG_BEN_TRIAL) {
+        int on = T->ben.state == AG_BEN_ON;
+        ag_stat_inc(on ? AG_ST_POLICY_ON : AG_ST_POLICY_OFF);
+        ag_log(AG_LOG_DEBUG, "sequence %016llx: %s (median %.1f us as a graph, %.1f us eager)",
+               (unsigned long long)T->key, on ? "graphs pay" : "eager is as fast",
+               T->ben.med_graph / 1e3, T->ben.med_eager / 1e3);
+    }
+}
+
 /* ---- holding ---------------------------------------------------------------------------- */
 
 static void hold_begin(ag_stream *st, uint64_t now)
 {
     st->hold_t0 = now;
     atomic_fetch_add(&ag_nholding, 1);
-    if (st->kind == AG_SK_LEGACY)
-        atomic_store(&st->ci->legacy_holding, 1);
-    else if (st->blocking)
-        atomic_fetch_add(&st->ci->blocking_holding, 1);
     ag_watchdog_kick();
 }
 
@@ -112,10 +122,20 @@ static void hold_end(ag_stream *st)
     st->arena_used = 0;
     st->cand = NULL;
     atomic_fetch_sub(&ag_nholding, 1);
+}
+
+/* Publishes whether st is open (holds, or has a learning segment under way), for the legacy
+ * stream rule of the other side. Called with st->mu held, after every change. */
+static void sync_open(ag_stream *st)
+{
+    uint8_t open = st->nheld > 0 || (st->held && st->learn.len > 0);
+    if (open == st->open || st->kind == AG_SK_DEAD || (!st->blocking && st->kind != AG_SK_LEGACY))
+        return;
+    st->open = open;
     if (st->kind == AG_SK_LEGACY)
-        atomic_store(&st->ci->legacy_holding, 0);
-    else if (st->blocking)
-        atomic_fetch_sub(&st->ci->blocking_holding, 1);
+        atomic_store(&st->ci->legacy_open, open);
+    else
+        atomic_fetch_add(&st->ci->blocking_open, open ? 1 : -1);
 }
 
 static uint8_t *arena_take(ag_stream *st, size_t n, uint32_t *off)
@@ -226,6 +246,16 @@ static ag_tmpl *find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
     return NULL;
 }
 
+static void learn_push(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now);
+
+/* Held launches are not shown to the learner while they are held (most become a replay, which
+ * ends the learner's segment anyway): when they go out eagerly instead, it sees them now. */
+static void learn_held(ag_stream *st)
+{
+    for (uint32_t i = 0; i < st->nheld; i++)
+        learn_push(st, st->held[i].shape_hash, &st->held[i].shape, i ? 0 : st->hold_t0);
+}
+
 static void issue_held(ag_stream *st)
 {
     for (uint32_t i = 0; i < st->nheld; i++) {
@@ -288,7 +318,7 @@ static void complete(ag_stream *st)
     }
     if (ag_tmpl_replay(st, T, &built) == 0) {
         T->replays++;
-        ag_benefit_occurred(&T->ben, 1, built, st->hold_t0);
+        occurred(T, 1, built, st->hold_t0);
     } else {
         issue_held(st);
         T->eager_runs++;
@@ -306,6 +336,7 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
     ag_stat_inc(reason);
     if (st->cand->prof) { /* a profile sequence that did not come whole this time */
         issue_held(st);
+        learn_held(st);
         ag_profile_failed(st->cand->prof);
         free(st->cand);
         hold_end(st);
@@ -320,6 +351,7 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
     ag_log(AG_LOG_TRACE, "flushing %u held launches of sequence %016llx eagerly (%s)", st->nheld,
            (unsigned long long)st->cand->key, ag_stat_names[reason]);
     issue_held(st);
+    learn_held(st);
     ag_benefit_aborted(&st->cand->ben);
     hold_end(st);
 }
@@ -364,7 +396,7 @@ static void on_closed(ag_stream *st, const ag_closed *c)
             if (!ag_shape_eq(&T->nodes[i].shape, &c->shapes[i]))
                 return; /* a fingerprint collision: not an occurrence of T */
         T->eager_runs++;
-        ag_benefit_occurred(&T->ben, 0, 0, c->t0);
+        occurred(T, 0, 0, c->t0);
         return;
     }
     if (s->count < st->learn.min_repeats || st->ntmpl >= AG_MAX_TEMPLATES)
@@ -375,7 +407,7 @@ static void on_closed(ag_stream *st, const ag_closed *c)
     insert_template(st, T);
     s->tmpl = T;
     T->eager_runs++;
-    ag_benefit_occurred(&T->ben, 0, 0, c->t0);
+    occurred(T, 0, 0, c->t0);
     ag_stat_inc(AG_ST_SEQ_TEMPLATES);
     ag_log(AG_LOG_DEBUG, "sequence %016llx of %u launches (first %s) seen %u times: template",
            (unsigned long long)T->key, T->len, T->nodes[0].lay->name, s->count);
@@ -510,7 +542,6 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
             ag_order_locked(st, AG_ST_FL_DIVERGE);
             return passthrough(l);
         }
-        learn_push(st, h, &sh, 0);
         if (st->nheld == st->cand->len && !st->cand->has_ext)
             complete(st);
         return CUDA_SUCCESS;
@@ -526,7 +557,6 @@ idle:;
         st->cand = T;
         if (hold_one(st, l, lay, &sh, h, at) == 0) {
             hold_begin(st, now);
-            learn_push(st, h, &sh, now);
             return CUDA_SUCCESS;
         }
         st->cand = NULL;
@@ -545,12 +575,12 @@ CUresult ag_launch_kernel(const ag_launch *l)
     ag_stat_inc((enum ag_stat)l->entry);
     if (!ag_engine_on())
         return passthrough(l);
-    ag_stream *st = ag_stream_of(l->stream, ag_entry_ptsz(l->entry));
-    if (!st)
-        return passthrough(l);
+    int ptsz = ag_entry_ptsz(l->entry);
     if (atomic_load_explicit(&g_captures, memory_order_acquire)) {
-        /* the application is capturing somewhere: hold nothing, learn nothing */
-        if (st->kind == AG_SK_PTDS && st->join_pending) {
+        /* the application is capturing somewhere: hold nothing, learn nothing, ask the driver
+         * nothing (a question about a capturing stream can invalidate the capture) */
+        ag_stream *st = ag_stream_find(l->stream, ptsz);
+        if (st && st->kind == AG_SK_PTDS && st->join_pending) {
             pthread_mutex_lock(&st->mu);
             ptds_join(st);
             pthread_mutex_unlock(&st->mu);
@@ -558,9 +588,13 @@ CUresult ag_launch_kernel(const ag_launch *l)
         ag_stat_inc(AG_ST_CAPTURED);
         return passthrough(l);
     }
+    ag_stream *st = ag_stream_of(l->stream, ptsz);
+    if (!st)
+        return passthrough(l);
     cross_flush(st);
     pthread_mutex_lock(&st->mu);
     CUresult r = launch_locked(st, l);
+    sync_open(st);
     pthread_mutex_unlock(&st->mu);
     return r;
 }
@@ -592,6 +626,7 @@ void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
         if (redirect)
             ptds_redirect_end(st);
     }
+    sync_open(st);
     if (sw)
         ag_drv.cuCtxSetCurrent(cur);
 }
@@ -601,14 +636,12 @@ static void flush_each(ag_stream *st, void *arg)
     const flush_req *q = arg;
     if (q->ci && st->ci != q->ci)
         return;
-    if (q->blocking_only && (st->kind == AG_SK_LEGACY || !st->blocking))
-        return;
-    if (!st->nheld && q->blocking_only)
+    if (q->blocking_only && (st->kind == AG_SK_LEGACY || !st->blocking || !st->open))
         return;
     if (st->kind == AG_SK_DEAD)
         return;
     pthread_mutex_lock(&st->mu);
-    ag_flush_foreign(st, q->reason, !q->blocking_only);
+    ag_flush_foreign(st, q->reason, 1);
     pthread_mutex_unlock(&st->mu);
 }
 
@@ -620,20 +653,18 @@ void ag_flush_all(enum ag_stat reason)
 
 static void cross_flush(ag_stream *st)
 {
-    if (!atomic_load_explicit(&ag_nholding, memory_order_acquire))
-        return;
     ag_ctxinfo *ci = st->ci;
     if (st->kind == AG_SK_LEGACY) {
-        if (atomic_load(&ci->blocking_holding)) {
+        if (atomic_load_explicit(&ci->blocking_open, memory_order_acquire)) {
             flush_req q = { ci, 1, AG_ST_FL_CROSS };
             ag_streams_each(flush_each, &q);
         }
-    } else if (st->blocking && atomic_load(&ci->legacy_holding)) {
+    } else if (st->blocking && atomic_load_explicit(&ci->legacy_open, memory_order_acquire)) {
         pthread_mutex_lock(&ag_registry_mu); /* keeps ci->legacy alive */
         ag_stream *lg = ci->legacy;
         if (lg) {
             pthread_mutex_lock(&lg->mu);
-            ag_flush_foreign(lg, AG_ST_FL_CROSS, 0);
+            ag_flush_foreign(lg, AG_ST_FL_CROSS, 1);
             pthread_mutex_unlock(&lg->mu);
         }
         pthread_mutex_unlock(&ag_registry_mu);
@@ -644,7 +675,9 @@ void ag_order_stream(CUstream s, int ptsz)
 {
     if (!ag_engine_started())
         return;
-    ag_stream *st = ag_stream_of(s, ptsz);
+    /* a stream never seen needs no state, unless the legacy rule may concern it */
+    ag_stream *st = atomic_load_explicit(&g_captures, memory_order_acquire) ? ag_stream_find(s, ptsz)
+                                                                            : ag_stream_of(s, ptsz);
     if (!st)
         return;
     cross_flush(st);
@@ -653,6 +686,7 @@ void ag_order_stream(CUstream s, int ptsz)
         ptds_join(st);
     if (st->kind != AG_SK_DEAD)
         ag_order_locked(st, AG_ST_FL_ORDER);
+    sync_open(st);
     pthread_mutex_unlock(&st->mu);
 }
 
@@ -686,6 +720,7 @@ static void empty_state(ag_stream *st)
         free(st->held);
         st->held = NULL;
     }
+    sync_open(st);
     free(st->arena);
     free(st->ptrs);
     st->arena = NULL;
@@ -708,7 +743,7 @@ void ag_order_stream_destroy(CUstream s)
 {
     if (!ag_engine_started() || s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
         return;
-    ag_stream *st = ag_stream_of(s, 0);
+    ag_stream *st = ag_stream_find(s, 0);
     if (!st)
         return;
     cross_flush(st);

@@ -13,18 +13,6 @@
 
 atomic_long ag_graphs_live, ag_graph_mem_live;
 
-/* Measured cost per node of each update path, in ns (exponentially weighted; seeded with the
- * H100 figures of the brief). Races between threads only blur the averages. */
-static atomic_long c_exec_set = 440, c_graph_set = 150, c_update = 130;
-
-static void ewma(atomic_long *c, uint64_t total_ns, uint32_t n)
-{
-    if (!n)
-        return;
-    long x = (long)(total_ns / n), old = atomic_load_explicit(c, memory_order_relaxed);
-    atomic_store_explicit(c, old + (x - old) / 8, memory_order_relaxed);
-}
-
 ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
 {
     ag_tmpl *T = calloc(1, sizeof *T);
@@ -153,13 +141,20 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
     free(T);
 }
 
-/* Keeps the process within AUTOGRAPH_MAX_GRAPHS and MAX_GRAPH_MEM by destroying this
- * stream's least recently replayed graphs. Returns 0 when `need` more bytes now fit. */
-static int make_room(ag_stream *st, ag_tmpl *keep, size_t need)
+/* Reserves room for one more graph of `est` bytes within AUTOGRAPH_MAX_GRAPHS and
+ * MAX_GRAPH_MEM, destroying this stream's least recently replayed graphs if need be. The
+ * reservation is taken first and checked after, so that threads building at once cannot all
+ * slip under the limit. Returns 0 when reserved. */
+static int reserve(ag_stream *st, ag_tmpl *keep, size_t est)
 {
     long max_graphs = (long)ag_opt(AG_OPT_MAX_GRAPHS), max_mem = (long)ag_opt(AG_OPT_MAX_GRAPH_MEM);
-    while (atomic_load(&ag_graphs_live) + 1 > max_graphs ||
-           atomic_load(&ag_graph_mem_live) + (long)need > max_mem) {
+    for (;;) {
+        long g = atomic_fetch_add(&ag_graphs_live, 1) + 1;
+        long m = atomic_fetch_add(&ag_graph_mem_live, (long)est) + (long)est;
+        if (g <= max_graphs && m <= max_mem)
+            return 0;
+        atomic_fetch_sub(&ag_graphs_live, 1);
+        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
         ag_tmpl *victim = st->lru_tail;
         if (victim == keep)
             victim = victim->lru_prev;
@@ -170,7 +165,12 @@ static int make_room(ag_stream *st, ag_tmpl *keep, size_t need)
         ag_tmpl_drop_graph(st, victim);
         ag_stat_inc(AG_ST_GRAPH_EVICTED);
     }
-    return 0;
+}
+
+static void unreserve(size_t est)
+{
+    atomic_fetch_sub(&ag_graphs_live, 1);
+    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
 }
 
 static int build(ag_stream *st, ag_tmpl *T)
@@ -183,7 +183,7 @@ static int build(ag_stream *st, ag_tmpl *T)
     size_t est = (size_t)T->len * AG_NODE_MEM_EST;
     for (uint32_t i = 0; i < T->len; i++)
         est += T->nodes[i].lay->size;
-    if (make_room(st, T, est)) {
+    if (reserve(st, T, est)) {
         ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
         return -1;
     }
@@ -233,8 +233,6 @@ static int build(ag_stream *st, ag_tmpl *T)
     T->graph = g;
     T->exec = e;
     T->mem_est = est;
-    atomic_fetch_add(&ag_graphs_live, 1);
-    atomic_fetch_add(&ag_graph_mem_live, (long)est);
     lru_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_BUILT);
     ag_log(AG_LOG_INFO, "graph built for sequence %016llx: %u launches starting with %s",
@@ -247,6 +245,7 @@ fail:
         ag_drv.cuGraphExecDestroy(e);
     if (g)
         ag_drv.cuGraphDestroy(g);
+    unreserve(est);
     ag_stat_inc(AG_ST_FAIL_BUILD);
     return -1;
 }
@@ -258,7 +257,32 @@ static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t i)
            memcmp(held_blob(st, i), n->exec_vals, n->lay->size) != 0;
 }
 
-/* Brings the exec up to date with the held values by the path that costs less. */
+/* Which update path to take when `nexec` nodes changed. Both are measured on this template as
+ * what they really cost -- the update and the graph launch after it (some of an update's work
+ * is deferred to the launch) -- and the cheaper one wins; the other is sampled again now and
+ * then. A handful of changed nodes always goes node by node. */
+enum { UPD_NODE, UPD_WHOLE };
+static int choose_path(const ag_tmpl *T, uint32_t nexec)
+{
+    if (nexec * 8 <= T->len)
+        return UPD_NODE;
+    if (T->upd_n[UPD_NODE] < 2)
+        return UPD_NODE;
+    if (T->upd_n[UPD_WHOLE] < 2)
+        return UPD_WHOLE;
+    int best = T->upd_ns[UPD_WHOLE] < T->upd_ns[UPD_NODE] ? UPD_WHOLE : UPD_NODE;
+    return (T->replays & 127) == 127 ? !best : best;
+}
+
+static void record_path(ag_tmpl *T, int path, uint64_t ns)
+{
+    uint64_t old = T->upd_ns[path];
+    T->upd_ns[path] = T->upd_n[path] ? old - old / 4 + ns / 4 : ns;
+    T->upd_n[path]++;
+}
+
+/* Brings the exec up to date with the held values; returns the path taken (-1: none needed,
+ * -2: failed). */
 static int update(ag_stream *st, ag_tmpl *T)
 {
     uint32_t nexec = 0;
@@ -266,67 +290,55 @@ static int update(ag_stream *st, ag_tmpl *T)
         nexec += exec_differs(st, &T->nodes[i], i);
     if (!nexec) {
         ag_stat_inc(AG_ST_UPD_NONE);
-        return 0;
-    }
-    long ce = atomic_load_explicit(&c_exec_set, memory_order_relaxed);
-    long cg = atomic_load_explicit(&c_graph_set, memory_order_relaxed);
-    long cu = atomic_load_explicit(&c_update, memory_order_relaxed);
-    uint32_t ngraph = 0;
-    int whole = 0;
-    if ((long)nexec * ce > (long)T->len * cu) { /* only then can the whole-graph path win */
-        for (uint32_t i = 0; i < T->len; i++)
-            ngraph += memcmp(held_blob(st, i), T->nodes[i].graph_vals, T->nodes[i].lay->size) != 0;
-        whole = (long)ngraph * cg + (long)T->len * cu < (long)nexec * ce;
+        return -1;
     }
     CUDA_KERNEL_NODE_PARAMS p;
-    uint64_t t0 = ag_now_ns();
-    if (!whole) {
+    if (choose_path(T, nexec) == UPD_NODE) {
         for (uint32_t i = 0; i < T->len; i++) {
             ag_node *n = &T->nodes[i];
             if (!exec_differs(st, n, i))
                 continue;
             if (fill(st, n, held_blob(st, i), &p) || ag_fault(AG_F_SET_PARAMS) ||
                 ag_drv.cuGraphExecKernelNodeSetParams_v2(T->exec, n->node, &p))
-                return -1;
+                return -2;
             memcpy(n->exec_vals, held_blob(st, i), n->lay->size);
             n->exec_vhash = st->held[i].value_hash;
         }
-        ewma(&c_exec_set, ag_now_ns() - t0, nexec);
         ag_stat_inc(AG_ST_UPD_NODE);
         ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
-        return 0;
+        return UPD_NODE;
     }
     for (uint32_t i = 0; i < T->len; i++) {
         ag_node *n = &T->nodes[i];
         if (!memcmp(held_blob(st, i), n->graph_vals, n->lay->size))
             continue;
-        if (fill(st, n, held_blob(st, i), &p) || ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &p))
-            return -1;
+        if (fill(st, n, held_blob(st, i), &p) || ag_fault(AG_F_SET_PARAMS) ||
+            ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &p))
+            return -2;
         memcpy(n->graph_vals, held_blob(st, i), n->lay->size);
     }
-    uint64_t t1 = ag_now_ns();
     CUgraphExecUpdateResultInfo info;
     if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(T->exec, T->graph, &info))
-        return -1;
+        return -2;
     for (uint32_t i = 0; i < T->len; i++) {
         ag_node *n = &T->nodes[i];
         memcpy(n->exec_vals, n->graph_vals, n->lay->size);
         n->exec_vhash = st->held[i].value_hash;
     }
-    ewma(&c_graph_set, t1 - t0, ngraph);
-    ewma(&c_update, ag_now_ns() - t1, T->len);
     ag_stat_inc(AG_ST_UPD_WHOLE);
-    return 0;
+    return UPD_WHOLE;
 }
 
 int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
 {
     *built = 0;
+    int path = -1;
+    uint64_t t0 = 0;
     if (!T->exec) {
         if (build(st, T))
             return -1;
         *built = 1;
-    } else if (update(st, T)) {
+    } else if (t0 = ag_now_ns(), (path = update(st, T)) == -2) {
         ag_log(AG_LOG_INFO, "update of sequence %016llx failed; dropping its graph",
                (unsigned long long)T->key);
         ag_stat_inc(AG_ST_FAIL_UPDATE);
@@ -345,6 +357,8 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
         ag_tmpl_drop_graph(st, T);
         return -1;
     }
+    if (path >= 0)
+        record_path(T, path, ag_now_ns() - t0);
     lru_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
     ag_stat_add(AG_ST_REPLAYED, T->len);

@@ -43,7 +43,7 @@ static ag_ctxinfo *ctxinfo(CUcontext ctx)
     return &g_ctx[n];
 }
 
-static ag_stream *create(const ag_skey *k, int kind)
+static ag_stream *create_state(const ag_skey *k, int kind)
 {
     ag_stream *st = calloc(1, sizeof *st);
     if (!st)
@@ -82,7 +82,7 @@ int ag_stream_prepare(ag_stream *st)
     return 0;
 }
 
-static ag_stream *lookup(const ag_skey *k, int kind)
+static ag_stream *lookup(const ag_skey *k, int kind, int create)
 {
     unsigned long gen = atomic_load_explicit(&g_gen, memory_order_acquire);
     uintptr_t hv = (uintptr_t)k->stream ^ ((uintptr_t)k->ctx >> 4) ^ (uintptr_t)k->thread;
@@ -93,9 +93,13 @@ static ag_stream *lookup(const ag_skey *k, int kind)
     ag_stream *st;
     pthread_mutex_lock(&ag_registry_mu);
     HASH_FIND(hh, g_table, k, sizeof *k, st);
+    if (!st && !create) {
+        pthread_mutex_unlock(&ag_registry_mu);
+        return NULL;
+    }
     if (!st) {
         pthread_mutex_unlock(&ag_registry_mu);
-        ag_stream *n = create(k, kind);   /* asks the driver: not under our lock */
+        ag_stream *n = create_state(k, kind);   /* asks the driver: not under our lock */
         if (!n)
             return NULL;
         pthread_mutex_lock(&ag_registry_mu);
@@ -135,7 +139,7 @@ uint64_t ag_thread_id(void)
     return t_tid;
 }
 
-ag_stream *ag_stream_of(CUstream s, int ptsz)
+static ag_stream *of(CUstream s, int ptsz, int create)
 {
     ag_skey k = { s, NULL, 0 };
     int kind = AG_SK_REGULAR;
@@ -152,7 +156,17 @@ ag_stream *ag_stream_of(CUstream s, int ptsz)
         if (kind == AG_SK_PTDS)
             k.thread = ag_thread_id();
     }
-    return lookup(&k, kind);
+    return lookup(&k, kind, create);
+}
+
+ag_stream *ag_stream_of(CUstream s, int ptsz)
+{
+    return of(s, ptsz, 1);
+}
+
+ag_stream *ag_stream_find(CUstream s, int ptsz)
+{
+    return of(s, ptsz, 0);
 }
 
 void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg)

@@ -12,6 +12,10 @@
  * call then passes through and gets the driver's error), or when out of memory. */
 ag_stream *ag_stream_of(CUstream s, int ptsz);
 
+/* The same, but never creating a state (so never asking the driver about the stream): while
+ * the application captures, such questions could invalidate its capture. */
+ag_stream *ag_stream_find(CUstream s, int ptsz);
+
 /* A number for the calling thread, unique for the life of the process. */
 uint64_t ag_thread_id(void);
 

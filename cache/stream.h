@@ -25,8 +25,11 @@ enum ag_skind { AG_SK_REGULAR, AG_SK_LEGACY, AG_SK_PTDS, AG_SK_DEAD = 0xff };
 typedef struct ag_ctxinfo {
     CUcontext ctx;
     struct ag_stream *legacy;        /* its legacy stream state, once seen */
-    atomic_int legacy_holding;       /* the legacy stream holds launches */
-    atomic_int blocking_holding;     /* blocking streams (not legacy) that hold launches */
+    /* "open": a stream holds launches or has a learning segment under way. Work on the
+     * legacy stream and on a blocking stream are ordering points for each other, so each
+     * side's open segments end before the other side goes on. */
+    atomic_int legacy_open;          /* the legacy stream is open */
+    atomic_int blocking_open;        /* blocking streams (not legacy) that are open */
 } ag_ctxinfo;
 
 /* One node of a template: the shape every occurrence shares, and the argument values the
@@ -54,6 +57,8 @@ typedef struct ag_tmpl {
     size_t mem_est;
     ag_benefit ben;
     uint64_t replays, eager_runs;
+    uint64_t upd_ns[2];              /* measured update + launch time, per path (EWMA) */
+    uint32_t upd_n[2];               /* samples of each: 0 node by node, 1 whole graph */
     void *trace_name;                /* NVTX registered string, once built */
     struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
                                       * time (nodes unknown until it completes) */
@@ -81,6 +86,7 @@ typedef struct ag_stream {
     CUstream issue;                  /* where held work goes out: handle, or `side` below */
     CUcontext ctx;
     uint8_t kind, blocking;
+    uint8_t open;                    /* counted in ci->legacy_open / blocking_open */
     ag_ctxinfo *ci;
     /* what is held back: a prefix of template `cand` */
     uint32_t nheld;

@@ -10,7 +10,9 @@
 // The kernels that produce what another stream reads (op0, cons, leg) read their inputs, then
 // hold their result back for --delay-us before storing it: a consumer that does not really wait
 // reads stale data and the run reports MISMATCH, instead of passing by luck.
-// Launches per iteration: 2*S (+2 with --legacy=1).
+// --repeat=R launches each of these kernels R times in a row (the same operation applied R
+// times), so that the runs between ordering points are long enough to be graphed.
+// Launches per iteration: R*(2*S (+2 with --legacy=1)).
 #include "common.h"
 #include "ops.h"
 
@@ -69,22 +71,28 @@ struct Bufs {
   uint32_t *L, *M;
 };
 
-void run(int S, bool legacy, uint32_t delay, long long g0, long long g1, const Bufs &d,
+void run(int S, int R, bool legacy, uint32_t delay, long long g0, long long g1, const Bufs &d,
          const std::vector<cudaStream_t> &st, const std::vector<cudaEvent_t> &ev) {
   const dim3 grid(kBlocks), block(kThreads);
   for (long long g = g0; g < g1; g++) {
-    produce_kernel<<<grid, block, 0, st[0]>>>(d.b[0], scalar(g, 0, 0), delay);
+    for (int r = 0; r < R; r++)
+      produce_kernel<<<grid, block, 0, st[0]>>>(d.b[0], scalar(g, 0, 0), delay);
     CHECK_CUDA(cudaEventRecord(ev[0], st[0]));
-    combine_kernel<1><<<grid, block, 0, st[0]>>>(d.t[0], d.b[0], scalar(g, 0, 1), 0);
+    for (int r = 0; r < R; r++)
+      combine_kernel<1><<<grid, block, 0, st[0]>>>(d.t[0], d.b[0], scalar(g, 0, 1), 0);
     for (int s = 1; s < S; s++) {
       CHECK_CUDA(cudaStreamWaitEvent(st[s], ev[s - 1], 0));
-      combine_kernel<0><<<grid, block, 0, st[s]>>>(d.b[s], d.b[s - 1], scalar(g, s, 0), delay);
+      for (int r = 0; r < R; r++)
+        combine_kernel<0><<<grid, block, 0, st[s]>>>(d.b[s], d.b[s - 1], scalar(g, s, 0), delay);
       CHECK_CUDA(cudaEventRecord(ev[s], st[s]));
-      combine_kernel<1><<<grid, block, 0, st[s]>>>(d.t[s], d.b[s], scalar(g, s, 1), 0);
+      for (int r = 0; r < R; r++)
+        combine_kernel<1><<<grid, block, 0, st[s]>>>(d.t[s], d.b[s], scalar(g, s, 1), 0);
     }
     if (legacy) {
-      combine_kernel<2><<<grid, block, 0, 0>>>(d.L, d.b[S - 1], scalar(g, S, 0), delay);
-      combine_kernel<0><<<grid, block, 0, st[S > 1 ? 1 : 0]>>>(d.M, d.L, scalar(g, S, 1), 0);
+      for (int r = 0; r < R; r++)
+        combine_kernel<2><<<grid, block, 0, 0>>>(d.L, d.b[S - 1], scalar(g, S, 0), delay);
+      for (int r = 0; r < R; r++)
+        combine_kernel<0><<<grid, block, 0, st[S > 1 ? 1 : 0]>>>(d.M, d.L, scalar(g, S, 1), 0);
     }
     CHECK_LAUNCH();
     CHECK_CUDA(cudaDeviceSynchronize());
@@ -101,6 +109,7 @@ int main(int argc, char **argv) {
   const int S = (int)a.num("streams", 3, 1, 64, "number of created streams");
   const bool legacy =
       a.num("legacy", 0, 0, 1, "1: also legacy-stream launches ordered only implicitly") != 0;
+  const int R = (int)a.num("repeat", 1, 1, 1000, "launches of each kernel in a row");
   const uint32_t delay_ns = (uint32_t)a.num(
       "delay-us", 20, 0, 1000000, "producers hold their results back this long (us)") * 1000u;
   a.done();
@@ -128,9 +137,9 @@ int main(int argc, char **argv) {
   }
   CHECK_CUDA(cudaDeviceSynchronize());
 
-  run(S, legacy, delay_ns, 0, loop.warmup, d, st, ev);
+  run(S, R, legacy, delay_ns, 0, loop.warmup, d, st, ev);
   const double t0 = now_us();
-  run(S, legacy, delay_ns, loop.warmup, loop.total(), d, st, ev);
+  run(S, R, legacy, delay_ns, loop.warmup, loop.total(), d, st, ev);
   const double t1 = now_us();
 
   std::vector<std::vector<uint32_t>> got(nbuf);
@@ -140,15 +149,16 @@ int main(int argc, char **argv) {
   std::vector<std::vector<uint32_t>> ref = init;
   auto &L = ref[2 * S], &M = ref[2 * S + 1];
   for (long long g = 0; g < loop.total(); g++) {
-    cpu_op(0, ref[0].data(), ref[0].data(), scalar(g, 0, 0), 0, kElems);
-    cpu_combine<1>(ref[S], ref[0], scalar(g, 0, 1));
+    for (int r = 0; r < R; r++)
+      cpu_op(0, ref[0].data(), ref[0].data(), scalar(g, 0, 0), 0, kElems);
+    for (int r = 0; r < R; r++) cpu_combine<1>(ref[S], ref[0], scalar(g, 0, 1));
     for (int s = 1; s < S; s++) {
-      cpu_combine<0>(ref[s], ref[s - 1], scalar(g, s, 0));
-      cpu_combine<1>(ref[S + s], ref[s], scalar(g, s, 1));
+      for (int r = 0; r < R; r++) cpu_combine<0>(ref[s], ref[s - 1], scalar(g, s, 0));
+      for (int r = 0; r < R; r++) cpu_combine<1>(ref[S + s], ref[s], scalar(g, s, 1));
     }
     if (legacy) {
-      cpu_combine<2>(L, ref[S - 1], scalar(g, S, 0));
-      cpu_combine<0>(M, L, scalar(g, S, 1));
+      for (int r = 0; r < R; r++) cpu_combine<2>(L, ref[S - 1], scalar(g, S, 0));
+      for (int r = 0; r < R; r++) cpu_combine<0>(M, L, scalar(g, S, 1));
     }
   }
   bool ok = true;
@@ -159,6 +169,6 @@ int main(int argc, char **argv) {
     ok &= check_equal(name, got[k], ref[k]);
     h.add(got[k]);
   }
-  const long long launches = loop.total() * (2LL * S + (legacy ? 2 : 0));
+  const long long launches = loop.total() * R * (2LL * S + (legacy ? 2 : 0));
   return report(launches, h.h, (t1 - t0) / (double)loop.iters, ok);
 }

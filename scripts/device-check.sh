@@ -8,10 +8,19 @@ out=${OUT:-build/device}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 make -j16 all progs >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-build/tests/probe >>"$out/device.txt" 2>&1
+{
+    build/tests/probe
+    echo "-- without libautograph"; build/tests/probe loop; build/tests/probe invalid
+    echo "-- libautograph, graphing (BENEFIT=always)"
+    LD_PRELOAD=build/libautograph.so AUTOGRAPH_BENEFIT=always build/tests/probe loop
+    LD_PRELOAD=build/libautograph.so build/tests/probe invalid
+    echo "-- libautograph, AUTOGRAPH_DISABLE=1"
+    LD_PRELOAD=build/libautograph.so AUTOGRAPH_DISABLE=1 build/tests/probe loop
+    LD_PRELOAD=build/libautograph.so AUTOGRAPH_DISABLE=1 build/tests/probe invalid
+} >>"$out/device.txt" 2>&1
 if [ "$what" != bench ]; then
     for f in bats/gpu_apps.bats bats/gpu_engine.bats bats/gpu_policy.bats; do
-        timeout 280 bats --tap "$f" >>"$out/gpu-bats.tap" 2>&1 || echo "FAILED OR TIMED OUT: $f" >>"$out/gpu-bats.tap"
+        timeout 280 bats --tap --print-output-on-failure "$f" >>"$out/gpu-bats.tap" 2>&1 || echo "FAILED OR TIMED OUT: $f" >>"$out/gpu-bats.tap"
     done
     grep -E '^(not ok|ok|FAILED)' "$out/gpu-bats.tap" | grep -cE '^ok' | sed 's/^/passed: /'
     grep -E '^(not ok|FAILED)' "$out/gpu-bats.tap"

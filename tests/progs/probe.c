@@ -4,6 +4,7 @@
  * kernel nodes takes (AG_NODE_MEM_EST). Not a test: prints numbers. */
 #include <cuda.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,7 +21,54 @@ static double now_ns(void)
 
 #define OK(x) do { CUresult r_ = (x); if (r_) { printf("%s failed: %d\n", #x, r_); return 1; } } while (0)
 
-int main(void)
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The cost of one launch call as the application sees it: 64 launches of one kernel then a
+ * stream sync, 3000 times; the launch calls alone are timed (median per iteration). Under
+ * libautograph (AUTOGRAPH_BENEFIT=always) the first 63 are held (no driver call) and the 64th
+ * replays the graph: the two are reported apart. */
+static int loop_probe(CUfunction f)
+{
+    CUstream s;
+    OK(cuStreamCreate(&s, 0));
+    CUdeviceptr p = 0;
+    unsigned n = 1;
+    void *args[] = { &p, &n };
+    enum { ITERS = 3000, N = 64 };
+    static double first63[ITERS], last[ITERS];
+    for (int it = 0; it < ITERS; it++) {
+        double t0 = now_ns();
+        for (int i = 0; i < N - 1; i++)
+            cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, args, NULL);
+        double t1 = now_ns();
+        cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, args, NULL);
+        double t2 = now_ns();
+        OK(cuStreamSynchronize(s));
+        first63[it] = (t1 - t0) / (N - 1);
+        last[it] = t2 - t1;
+    }
+    qsort(first63 + 100, ITERS - 100, sizeof(double), cmp_d);
+    qsort(last + 100, ITERS - 100, sizeof(double), cmp_d);
+    printf("loop: launches 1-63: %.1f ns each; launch 64: %.1f ns (medians after warm-up)\n",
+           first63[100 + (ITERS - 100) / 2], last[100 + (ITERS - 100) / 2]);
+    return 0;
+}
+
+/* Launches the driver refuses at once (no function): the interception cost stands out. */
+static void invalid_probe(void)
+{
+    enum { N = 2000000 };
+    double t0 = now_ns();
+    for (int i = 0; i < N; i++)
+        cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+    printf("invalid launch: %.1f ns per call\n", (now_ns() - t0) / N);
+}
+
+int main(int argc, char **argv)
 {
     CUdevice dev;
     CUcontext ctx;
@@ -32,6 +80,12 @@ int main(void)
     OK(cuCtxSetCurrent(ctx));
     OK(cuModuleLoadData(&mod, ptx));
     OK(cuModuleGetFunction(&f, mod, "k"));
+    if (argc > 1 && !strcmp(argv[1], "loop"))
+        return loop_probe(f);
+    if (argc > 1 && !strcmp(argv[1], "invalid")) {
+        invalid_probe();
+        return 0;
+    }
 
     const int N = 200000;
     double t0 = now_ns();

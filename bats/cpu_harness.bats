@@ -1,0 +1,337 @@
+#!/usr/bin/env bats
+# The CPU harness: libautograph preloaded into test programs that run on a fake CUDA driver
+# (tests/fakecuda: a CPU stand-in for libcuda.so.1 with asynchronous per-stream workers,
+# the default-stream rules, events, graphs and stream capture). Each program checks its own
+# results -- every kernel logs what it did, in order -- and exits non-zero on any difference;
+# the tests here also check libautograph's statistics (AUTOGRAPH_STATS=1) and the fake's
+# counters. Build first: make lib harness.
+
+setup_file() {
+    local root="$BATS_TEST_DIRNAME/.."
+    local f
+    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/loop8 \
+             build/harness/selftest; do
+        if [ ! -e "$root/$f" ]; then
+            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
+            return 0
+        fi
+    done
+}
+
+setup() {
+    bats_load_library bats-support
+    bats_load_library bats-assert
+    if [ -n "${HARNESS_MISSING:-}" ]; then
+        skip "$HARNESS_MISSING"
+    fi
+    H="$BATS_TEST_DIRNAME/../build/harness"
+    LIB="$BATS_TEST_DIRNAME/../build/libautograph.so"
+    # The caller's settings must not leak in.
+    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
+          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
+          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
+}
+
+# ag [VAR=VALUE...] PROGRAM [ARGS...]: runs a harness program with libautograph preloaded,
+# graphing deterministic (2 sightings make a graph, always kept), holds released only by
+# ordering points (the watchdog period is 10 s; the tests that need it lower it), and the
+# statistics printed at exit.
+ag() {
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+}
+
+# stat NAME: a libautograph statistic from the last run ("autograph: NAME VALUE").
+stat() {
+    awk -v n="$1" '$1 == "autograph:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+# fc NAME: a counter of the fake driver from the last run ("fakecuda: NAME VALUE").
+fc() {
+    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+# at_least NAME-OF-STAT MIN
+at_least() {
+    local v
+    v="$(stat "$1")"
+    [ -n "$v" ] || fail "statistic $1 not printed"
+    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2"
+}
+
+no_failures() {
+    assert_equal "$(stat failures.build)" 0
+    assert_equal "$(stat failures.update)" 0
+    assert_equal "$(stat failures.launch)" 0
+    assert_equal "$(stat failures.eager_launch)" 0
+}
+
+# ---- the fake itself ----------------------------------------------------------------------
+
+@test "fake driver: self-test (execution model, errors, graphs, capture, cuGetProcAddress)" {
+    run timeout 60 "$H/selftest"
+    assert_success
+    assert_output --partial "PASS selftest"
+}
+
+@test "fake driver: FAKECUDA_FAIL fails every K-th call" {
+    run timeout 60 env FAKECUDA_FAIL=cuGraphLaunch:2 "$H/selftest" fail
+    assert_success
+    assert_output --partial "PASS selftest fail"
+}
+
+@test "fake driver: every scenario passes without libautograph" {
+    local p
+    for p in loop8 pingpong diverge event legacy capture ptds fork unload contexts; do
+        run timeout 60 "$H/$p"
+        assert_success
+        assert_output --partial "PASS $p"
+    done
+    run timeout 60 "$H/spin" stream 5
+    assert_success
+    run timeout 60 "$H/holdsleep" ptds 3
+    assert_success
+    run timeout 120 "$H/stress" 20000
+    assert_success
+    run timeout 60 "$H/exit_held" "$BATS_TEST_TMPDIR/log.bin"
+    assert_success
+    run "$H/exit_held" check "$BATS_TEST_TMPDIR/log.bin"
+    assert_success
+}
+
+# ---- a: a loop of one sequence ------------------------------------------------------------
+
+@test "a: loop of 8 launches, constant arguments: exact results, graphs built and replayed" {
+    ag "$H/loop8" 50
+    assert_success
+    assert_output --partial "PASS loop8"
+    # seen twice (iterations 1, 2), then replayed as one graph in each of the other 48
+    assert_equal "$(stat graphs.built)" 1
+    assert_equal "$(stat graphs.replays)" 48
+    assert_equal "$(stat launches.replayed)" 384
+    assert_equal "$(stat updates.none)" 47
+    assert_equal "$(fc instantiations)" 1
+    assert_equal "$(fc graph_launches)" 48
+    assert_equal "$(fc graph_kernels_executed)" 384
+    assert_equal "$(fc kernels_executed)" 400
+    assert_equal "$(fc eager_launches)" 16
+    no_failures
+}
+
+# ---- b: changing arguments ----------------------------------------------------------------
+
+@test "b: ping-pong pointer and scalar arguments, every launch form: exec updates, exact results" {
+    ag "$H/pingpong" 100
+    assert_success
+    assert_output --partial "PASS pingpong"
+    assert_equal "$(stat graphs.built)" 1
+    assert_equal "$(stat graphs.replays)" 98
+    assert_equal "$(fc graph_launches)" 98
+    assert_equal "$(fc graph_kernels_executed)" 784
+    # both update paths: the whole graph (all arguments changed) and node by node (one)
+    at_least updates.whole_graph 1
+    at_least updates.per_node 1
+    [ "$(fc exec_updates)" -ge 1 ] || fail "no cuGraphExecUpdate_v2"
+    [ "$(fc exec_node_updates)" -ge 1 ] || fail "no cuGraphExecKernelNodeSetParams_v2"
+    # cooperative and attribute launches became graph nodes with those attributes
+    [ "$(fc node_set_attributes)" -ge 2 ] || fail "node attributes not set"
+    assert_equal "$(stat launches.ungraphable)" 0
+    no_failures
+}
+
+# ---- c: divergence ------------------------------------------------------------------------
+
+@test "c: divergence, an extra launch, a sequence cut short by a sync: exact order" {
+    ag "$H/diverge" 60
+    assert_success
+    assert_output --partial "PASS diverge"
+    at_least graphs.replays 30
+    at_least flushes.divergence 1
+    at_least flushes.ordering_point 1
+    no_failures
+}
+
+# ---- d: events ----------------------------------------------------------------------------
+
+@test "d: event recorded mid-sequence on A, waited for by B: B sees A's earlier work" {
+    ag "$H/event" 50
+    assert_success
+    assert_output --partial "PASS event"
+    assert_equal "$(fc events_recorded)" 50
+    at_least graphs.replays 50
+    # the record found launches held (a sequence that might have gone on) and flushed them
+    at_least flushes.ordering_point 10
+    no_failures
+}
+
+# ---- e: default streams -------------------------------------------------------------------
+
+@test "e: legacy default stream with a blocking and a non-blocking stream: implicit sync kept" {
+    ag "$H/legacy" 50
+    assert_success
+    assert_output --partial "PASS legacy"
+    at_least graphs.replays 10
+    # the synchronous copies found launches held on the blocking stream and flushed them
+    at_least flushes.other_stream 10
+    no_failures
+}
+
+# ---- f: application capture --------------------------------------------------------------
+
+@test "f: the application captures its own graphs mid-loop: passed through, exact results" {
+    ag "$H/capture" 30
+    assert_success
+    assert_output --partial "PASS capture"
+    # 3 launches captured on S2 and 8 on S, all passed through into the captures
+    assert_equal "$(stat launches.in_app_capture)" 11
+    assert_equal "$(fc captured_launches)" 11
+    at_least graphs.replays 20
+    no_failures
+}
+
+# ---- g: the hold watchdog -----------------------------------------------------------------
+
+@test "g: host spins on a flag a held kernel sets, no CUDA call: the watchdog releases it" {
+    local mode
+    for mode in stream legacy ptds; do
+        ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/spin" "$mode" 20
+        assert_success
+        assert_output --partial "PASS spin"
+        at_least flushes.timeout 10
+    done
+    at_least flushes.side_stream 10 # per-thread stream: flushed from the watchdog's thread
+}
+
+@test "g: held launches released by the watchdog still come before later launches" {
+    local mode
+    for mode in stream legacy ptds; do
+        ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/holdsleep" "$mode" 10
+        assert_success
+        assert_output --partial "PASS holdsleep"
+        at_least flushes.timeout 5
+    done
+    at_least flushes.side_stream 5
+}
+
+# ---- h: failures --------------------------------------------------------------------------
+
+@test "h: AUTOGRAPH_FAULT build failures (instantiate, add_node, upload): eager, exact" {
+    local f
+    for f in instantiate:1 add_node:1 upload:1; do
+        ag AUTOGRAPH_FAULT="$f" "$H/pingpong" 100
+        assert_success
+        assert_output --partial "PASS pingpong"
+        at_least failures.build 1
+        assert_equal "$(stat graphs.replays)" 0
+        assert_equal "$(fc graph_launches)" 0
+    done
+}
+
+@test "h: AUTOGRAPH_FAULT update failures (update, set_params): exact results" {
+    local f
+    for f in update:1 set_params:1; do
+        ag AUTOGRAPH_FAULT="$f" "$H/pingpong" 100
+        assert_success
+        assert_output --partial "PASS pingpong"
+        at_least failures.update 1
+        assert_equal "$(stat failures.build)" 0
+    done
+}
+
+@test "h: AUTOGRAPH_FAULT launch failures (launch:2): exact results" {
+    ag AUTOGRAPH_FAULT=launch:2 "$H/pingpong" 100
+    assert_success
+    assert_output --partial "PASS pingpong"
+    at_least failures.launch 1
+    [ "$(fc graph_launches)" -ge 1 ] || fail "no graph launch succeeded"
+}
+
+@test "h: driver-side graph failures (FAKECUDA_FAIL): counted, exact results" {
+    local spec
+    for spec in cuGraphCreate:1 cuGraphAddKernelNode_v2:3 cuGraphKernelNodeSetAttribute:1 \
+                cuGraphInstantiateWithFlags:1 cuGraphUpload:1; do
+        ag FAKECUDA_FAIL="$spec" "$H/pingpong" 100
+        assert_success
+        assert_output --partial "PASS pingpong"
+        at_least failures.build 1
+        [ "$(fc injected_failures)" -ge 1 ] || fail "$spec: nothing injected"
+    done
+    for spec in cuGraphExecKernelNodeSetParams_v2:2 cuGraphExecUpdate_v2:1; do
+        ag FAKECUDA_FAIL="$spec" "$H/pingpong" 100
+        assert_success
+        assert_output --partial "PASS pingpong"
+        at_least failures.update 1
+    done
+    ag FAKECUDA_FAIL=cuGraphLaunch:3 "$H/pingpong" 100
+    assert_success
+    assert_output --partial "PASS pingpong"
+    at_least failures.launch 1
+    ag FAKECUDA_FAIL="cuGraphInstantiateWithFlags:2,cuGraphLaunch:2" "$H/loop8" 100
+    assert_success
+    assert_output --partial "PASS loop8"
+    at_least failures.build 1
+}
+
+# ---- i: stress ----------------------------------------------------------------------------
+
+@test "i: stress, 8 threads + the legacy stream, mixed ordering points, 100k launches" {
+    AG_TIMEOUT=300 ag "$H/stress" 100000 8
+    assert_success
+    assert_output --partial "PASS stress"
+    at_least launches.held 10000
+    at_least graphs.replays 1000
+    assert_equal "$(stat failures.eager_launch)" 0
+}
+
+# ---- j: per-thread default streams --------------------------------------------------------
+
+@test "j: per-thread default streams of several threads (cuLaunchKernel_ptsz, NULL stream)" {
+    ag "$H/ptds" 4 50
+    assert_success
+    assert_output --partial "PASS ptds"
+    at_least launches.cuLaunchKernel_ptsz 1600
+    at_least graphs.replays 20
+    # holds flushed by the prober's legacy copies from another thread went to a side stream
+    at_least flushes.side_stream 1
+    no_failures
+}
+
+# ---- k: lifetime --------------------------------------------------------------------------
+
+@test "k: exit() with launches held: they run before the process ends" {
+    ag "$H/exit_held" "$BATS_TEST_TMPDIR/exit.bin" 5
+    assert_success
+    assert_equal "$(stat flushes.exit_or_fork)" 1
+    at_least launches.held 5
+    run "$H/exit_held" check "$BATS_TEST_TMPDIR/exit.bin" 5
+    assert_success
+    assert_output --partial "PASS exit_held check"
+}
+
+@test "k: fork() while launches are held: the child makes no CUDA call, the parent is exact" {
+    ag "$H/fork" 20
+    assert_success
+    assert_output --partial "PASS fork"
+    refute_output --partial "called in a fork child"
+    at_least flushes.exit_or_fork 1
+}
+
+@test "k: module unload, free, stream destroy mid-run (handles reused): exact results" {
+    ag "$H/unload" 40
+    assert_success
+    assert_output --partial "PASS unload"
+    at_least cache.invalidations 2
+    at_least graphs.replays 10
+    no_failures
+}
+
+# ---- l: contexts --------------------------------------------------------------------------
+
+@test "l: two contexts, ordering points made in the other one, context destroyed while held" {
+    ag "$H/contexts" 30
+    assert_success
+    assert_output --partial "PASS contexts"
+    at_least flushes.global 10
+    at_least graphs.replays 20
+    no_failures
+}
