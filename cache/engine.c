@@ -172,7 +172,6 @@ static int hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, con
     }
     r->shape = *sh;
     r->shape_hash = h;
-    r->value_hash = ag_hash(st->arena + r->blob, lay->size);
     r->lay = lay;
     r->entry = l->entry;
     st->nheld++;
@@ -580,10 +579,15 @@ CUresult ag_launch_kernel(const ag_launch *l)
         /* the application is capturing somewhere: hold nothing, learn nothing, ask the driver
          * nothing (a question about a capturing stream can invalidate the capture) */
         ag_stream *st = ag_stream_find(l->stream, ptsz);
-        if (st && st->kind == AG_SK_PTDS && st->join_pending) {
-            pthread_mutex_lock(&st->mu);
-            ptds_join(st);
-            pthread_mutex_unlock(&st->mu);
+        if (st && (st->nheld || st->join_pending)) {
+            /* held before the capture began (this thread raced the capture's flush): what is
+             * held goes first, never overtaken */
+            ag_lock(&st->mu);
+            if (st->kind == AG_SK_PTDS)
+                ptds_join(st);
+            ag_flush_locked(st, AG_ST_FL_ORDER);
+            sync_open(st);
+            ag_unlock(&st->mu);
         }
         ag_stat_inc(AG_ST_CAPTURED);
         return passthrough(l);
@@ -592,10 +596,10 @@ CUresult ag_launch_kernel(const ag_launch *l)
     if (!st)
         return passthrough(l);
     cross_flush(st);
-    pthread_mutex_lock(&st->mu);
+    ag_lock(&st->mu);
     CUresult r = launch_locked(st, l);
     sync_open(st);
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
     return r;
 }
 
@@ -640,9 +644,9 @@ static void flush_each(ag_stream *st, void *arg)
         return;
     if (st->kind == AG_SK_DEAD)
         return;
-    pthread_mutex_lock(&st->mu);
+    ag_lock(&st->mu);
     ag_flush_foreign(st, q->reason, 1);
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
 }
 
 void ag_flush_all(enum ag_stat reason)
@@ -663,9 +667,9 @@ static void cross_flush(ag_stream *st)
         pthread_mutex_lock(&ag_registry_mu); /* keeps ci->legacy alive */
         ag_stream *lg = ci->legacy;
         if (lg) {
-            pthread_mutex_lock(&lg->mu);
+            ag_lock(&lg->mu);
             ag_flush_foreign(lg, AG_ST_FL_CROSS, 1);
-            pthread_mutex_unlock(&lg->mu);
+            ag_unlock(&lg->mu);
         }
         pthread_mutex_unlock(&ag_registry_mu);
     }
@@ -681,13 +685,13 @@ void ag_order_stream(CUstream s, int ptsz)
     if (!st)
         return;
     cross_flush(st);
-    pthread_mutex_lock(&st->mu);
+    ag_lock(&st->mu);
     if (st->kind == AG_SK_PTDS)
         ptds_join(st);
     if (st->kind != AG_SK_DEAD)
         ag_order_locked(st, AG_ST_FL_ORDER);
     sync_open(st);
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
 }
 
 void ag_order_sync_copy(int ptsz)
@@ -873,7 +877,7 @@ typedef struct {
 static void collect_top(ag_stream *st, void *arg)
 {
     top_acc *a = arg;
-    pthread_mutex_lock(&st->mu);
+    ag_lock(&st->mu);
     for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
         a->nseq++;
         if (T->ben.med_eager > T->ben.med_graph && T->ben.med_graph)
@@ -906,7 +910,7 @@ static void collect_top(ag_stream *st, void *arg)
             used += (size_t)w;
         }
     }
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
 }
 
 void ag_report_stats(void)

@@ -67,6 +67,10 @@ static int query(void *h, ag_layout *out)
     }
     if (r != CUDA_ERROR_INVALID_VALUE) /* the end of the list; anything else: not describable */
         return -1;
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < out->nparams; i++)
+        sum += out->sz[i];
+    out->dense = sum == out->size;
     const char *name = NULL;
     if (out->is_kernel ? (ag_drv.cuKernelGetName && ag_drv.cuKernelGetName(&name, (CUkernel)h))
                        : (ag_drv.cuFuncGetName && ag_drv.cuFuncGetName(&name, (CUfunction)h)))
@@ -177,6 +181,19 @@ int ag_extra_buffer(void **extra, uint32_t want, const void **buf)
     return 0;
 }
 
+/* One parameter: the common sizes as plain loads and stores, not a call to memcpy. */
+static inline void copy_param(uint8_t *dst, const void *src, uint32_t n)
+{
+    switch (n) {
+    case 8: { uint64_t v; __builtin_memcpy(&v, src, 8); __builtin_memcpy(dst, &v, 8); break; }
+    case 4: { uint32_t v; __builtin_memcpy(&v, src, 4); __builtin_memcpy(dst, &v, 4); break; }
+    case 16: { uint64_t v[2]; __builtin_memcpy(v, src, 16); __builtin_memcpy(dst, v, 16); break; }
+    case 2: { uint16_t v; __builtin_memcpy(&v, src, 2); __builtin_memcpy(dst, &v, 2); break; }
+    case 1: *dst = *(const uint8_t *)src; break;
+    default: memcpy(dst, src, n);
+    }
+}
+
 int ag_params_copy(const ag_layout *lay, void **params, void **extra, uint8_t *dst)
 {
     if (params && extra)
@@ -190,11 +207,12 @@ int ag_params_copy(const ag_layout *lay, void **params, void **extra, uint8_t *d
     }
     if (!params)
         return lay->nparams ? -1 : 0;
-    memset(dst, 0, lay->size);
+    if (!lay->dense)
+        memset(dst, 0, lay->size);
     for (uint32_t i = 0; i < lay->nparams; i++) {
         if (!params[i])
             return -1;
-        memcpy(dst + lay->off[i], params[i], lay->sz[i]);
+        copy_param(dst + lay->off[i], params[i], lay->sz[i]);
     }
     return 0;
 }

@@ -17,6 +17,7 @@ typedef struct ag_layout {
     uint8_t graphable;       /* AUTOGRAPH_ALLOW / DENY let it into graphs */
     uint32_t nparams;
     uint32_t size;           /* bytes of the packed parameter block */
+    uint8_t dense;           /* no padding between parameters: nothing to zero */
     uint32_t *off, *sz;      /* nparams each */
     uint64_t ident;          /* the same kernel in another run: name, parameter layout and
                               * the size of its module (AUTOGRAPH_PROFILE) */

@@ -207,7 +207,7 @@ static void write_node(FILE *f, const ag_pshape *p, const char *name)
 static void save_stream(ag_stream *st, void *arg)
 {
     saver *s = arg;
-    pthread_mutex_lock(&st->mu);
+    ag_lock(&st->mu);
     for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
         if (!T->replays && T->ben.state != AG_BEN_ON)
             continue;
@@ -225,7 +225,7 @@ static void save_stream(ag_stream *st, void *arg)
         }
         free(ps);
     }
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
 }
 
 void ag_profile_save(void)

@@ -48,7 +48,6 @@ static ag_stream *create_state(const ag_skey *k, int kind)
     ag_stream *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
-    pthread_mutex_init(&st->mu, NULL);
     st->key = *k;
     st->kind = (uint8_t)kind;
     st->blocking = 1;
@@ -87,7 +86,8 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
     unsigned long gen = atomic_load_explicit(&g_gen, memory_order_acquire);
     uintptr_t hv = (uintptr_t)k->stream ^ ((uintptr_t)k->ctx >> 4) ^ (uintptr_t)k->thread;
     unsigned i = (unsigned)((hv >> 4) ^ (hv >> 11)) & (TCACHE - 1);
-    if (t_cache[i].gen == gen && !memcmp(&t_cache[i].key, k, sizeof *k))
+    if (t_cache[i].gen == gen && t_cache[i].key.stream == k->stream &&
+        t_cache[i].key.ctx == k->ctx && t_cache[i].key.thread == k->thread)
         return t_cache[i].st;
 
     ag_stream *st;
@@ -120,7 +120,6 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
                    : st->blocking ? "blocking" : "non-blocking", (void *)st->ctx);
         }
         if (n) {
-            pthread_mutex_destroy(&n->mu);
             free(n);
         }
     }
@@ -182,10 +181,10 @@ static void retire_locked(ag_stream *st, void (*empty)(ag_stream *))
     HASH_DEL(g_table, st);
     if (st->ci && st->ci->legacy == st)
         st->ci->legacy = NULL;
-    pthread_mutex_lock(&st->mu);
+    ag_lock(&st->mu);
     empty(st);
     st->kind = 0xff; /* dead: whoever still holds a pointer passes through */
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
     st->hh.next = g_retired;
     g_retired = st;
 }

@@ -16,6 +16,7 @@
 #include <uthash.h>
 
 #include "../policy/benefit.h"
+#include "lock.h"
 #include "learn.h"
 #include "record.h"
 
@@ -80,7 +81,7 @@ typedef struct ag_skey {
 } ag_skey;
 
 typedef struct ag_stream {
-    pthread_mutex_t mu;
+    ag_lock_t mu;
     ag_skey key;
     CUstream handle;                 /* the application's stream (canonical handle) */
     CUstream issue;                  /* where held work goes out: handle, or `side` below */

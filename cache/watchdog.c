@@ -24,14 +24,14 @@ static void check(ag_stream *st, void *arg)
     uint64_t now = *(uint64_t *)arg, max = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u;
     if (!__atomic_load_n(&st->nheld, __ATOMIC_RELAXED))
         return;
-    if (pthread_mutex_trylock(&st->mu))
+    if (!ag_trylock(&st->mu))
         return; /* its owner is inside a call on it right now; look again next tick */
     if (st->nheld && st->kind != AG_SK_DEAD && now - st->hold_t0 > max) {
         ag_log(AG_LOG_DEBUG, "hold of %u launches on stream %p timed out", st->nheld,
                (void *)st->handle);
         ag_flush_foreign(st, AG_ST_FL_TIMEOUT, 0);
     }
-    pthread_mutex_unlock(&st->mu);
+    ag_unlock(&st->mu);
 }
 
 static void *run(void *unused)

@@ -1,0 +1,36 @@
+/* The per-stream lock. Taken on every launch, almost always uncontended (only an application
+ * that shares a stream between threads, the watchdog or another stream's ordering rule
+ * contend), so it is one atomic exchange to take and one store to release -- a pthread mutex
+ * costs several times that. Under contention it spins briefly, then yields: what it waits for
+ * is a flush (microseconds) or, rarely, a graph build (a millisecond). */
+#ifndef AG_LOCK_H
+#define AG_LOCK_H
+
+#include <sched.h>
+
+typedef struct { int v; } ag_lock_t;
+
+static inline int ag_trylock(ag_lock_t *l)
+{
+    return __atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+static inline void ag_lock(ag_lock_t *l)
+{
+    if (__builtin_expect(ag_trylock(l), 1))
+        return;
+    for (unsigned n = 0;; n++) {
+        if (!__atomic_load_n(&l->v, __ATOMIC_RELAXED) && ag_trylock(l))
+            return;
+        if (n < 64)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
+}
+
+static inline void ag_unlock(ag_lock_t *l)
+{
+    __atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+}
+#endif
