@@ -54,7 +54,7 @@ test: lib cli test-unit check-hooks test-cpu test-gpu
 check-hooks:
 	python3 tools/gen_hooks.py --check --cuda-include $(CUDA)/include
 
-test-cpu: lib cli
+test-cpu: lib cli harness
 	bats bats/cpu_*.bats
 
 test-gpu: lib cli apps

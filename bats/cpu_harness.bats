@@ -25,7 +25,7 @@ setup() {
         skip "$HARNESS_MISSING"
     fi
     H="$BATS_TEST_DIRNAME/../build/harness"
-    LIB="$BATS_TEST_DIRNAME/../build/libautograph.so"
+    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}" # HARNESS_LIB: try another build
     # The caller's settings must not leak in.
     unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
           AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
@@ -82,7 +82,7 @@ no_failures() {
 
 @test "fake driver: every scenario passes without libautograph" {
     local p
-    for p in loop8 pingpong diverge event legacy capture ptds fork unload contexts; do
+    for p in loop8 pingpong diverge event legacy capture capture_ptds ptds fork unload contexts; do
         run timeout 60 "$H/$p"
         assert_success
         assert_output --partial "PASS $p"
@@ -187,6 +187,14 @@ no_failures() {
     assert_equal "$(fc captured_launches)" 11
     at_least graphs.replays 20
     no_failures
+}
+
+@test "f: a thread captures its per-thread stream right after held launches went to a side stream" {
+    ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/capture_ptds" 10
+    assert_success
+    assert_output --partial "PASS capture_ptds"
+    at_least flushes.side_stream 1
+    assert_equal "$(stat launches.in_app_capture)" 30
 }
 
 # ---- g: the hold watchdog -----------------------------------------------------------------
@@ -323,6 +331,31 @@ no_failures() {
     at_least cache.invalidations 2
     at_least graphs.replays 10
     no_failures
+}
+
+# ---- the persistent profile ----------------------------------------------------------------
+
+@test "profile: a second run holds from the first occurrence, exact results" {
+    local prof="$BATS_TEST_TMPDIR/profile"
+    ag AUTOGRAPH_PROFILE="$prof" "$H/loop8" 50 keep
+    assert_success
+    ag AUTOGRAPH_PROFILE="$prof" "$H/loop8" 50 keep
+    assert_success
+    assert_output --partial "PASS loop8"
+    at_least profile.used 1
+    assert_equal "$(stat graphs.replays)" 50
+    no_failures
+}
+
+@test "profile: sequences learned on a stream destroyed before exit are saved" {
+    local prof="$BATS_TEST_TMPDIR/profile"
+    ag AUTOGRAPH_PROFILE="$prof" "$H/loop8" 50
+    assert_success
+    ag AUTOGRAPH_PROFILE="$prof" "$H/loop8" 50
+    assert_success
+    assert_output --partial "PASS loop8"
+    at_least profile.loaded 1
+    at_least profile.used 1
 }
 
 # ---- l: contexts --------------------------------------------------------------------------

@@ -546,8 +546,11 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
         return CUDA_SUCCESS;
     }
 idle:;
-    ag_tmpl *T = find_start(st, &sh, h, at);
-    if (!T && ag_profile_active())
+    /* an application capture may have begun since the caller looked: then hold nothing (the
+     * capture's flush of every stream waits for this lock, so nothing held can be missed) */
+    ag_tmpl *T = atomic_load_explicit(&g_captures, memory_order_acquire) ? NULL
+                                                                         : find_start(st, &sh, h, at);
+    if (!T && !atomic_load_explicit(&g_captures, memory_order_acquire) && ag_profile_active())
         T = provisional(&sh, lay, h);
     if (T && st->kind == AG_SK_PTDS && ptds_mark(st))
         T = discard_provisional(T);
@@ -708,6 +711,7 @@ void ag_order_all(void)
 static void empty_state(ag_stream *st)
 {
     ag_flush_locked(st, AG_ST_FL_ALL);
+    ag_profile_keep(st); /* what it learned outlives it in the profile */
     for (ag_tmpl *T = st->tmpls, *next; T; T = next) {
         next = T->next_all;
         ag_tmpl_free(st, T);
@@ -765,8 +769,9 @@ static __thread int t_capture_id;
 
 void ag_order_capture_begin(CUstream s, int ptsz)
 {
-    (void)s;
-    (void)ptsz;
+    /* first an ordering point on the stream itself, outside the capture: a per-thread stream
+     * joins its side stream now (inside the capture the join would invalidate it) */
+    ag_order_stream(s, ptsz);
     atomic_fetch_add(&g_captures, 1);
     if (ag_engine_started())
         ag_flush_all(AG_ST_FL_ORDER);

@@ -37,6 +37,8 @@ void ag_watchdog_kick(void);
 /* AUTOGRAPH_PROFILE (profile.c). */
 void ag_profile_load(void);
 void ag_profile_save(void);
+/* Keeps what a stream learned for the profile before the stream's state is emptied. */
+void ag_profile_keep(ag_stream *st);
 
 void ag_report_stats(void);
 

@@ -8,6 +8,7 @@
  * renames it, so a crash never leaves half a profile. */
 #include "profile.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,8 @@ struct ag_pseq {
 };
 
 static ag_pseq *g_seqs;          /* everything loaded */
+static ag_pseq *g_kept;          /* learned by streams that are gone (destroyed, unloaded) */
+static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_live;        /* loaded sequences not yet failed out */
 
 void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
@@ -204,26 +207,67 @@ static void write_node(FILE *f, const ag_pshape *p, const char *name)
             (unsigned long long)p->attr_hash, name && *name ? name : "?");
 }
 
+/* Whether a template is worth keeping: graphs won for it. */
+static int worth_keeping(const ag_tmpl *T)
+{
+    return !T->prof && (T->replays || T->ben.state == AG_BEN_ON);
+}
+
+/* A template as a profile sequence (NULL when out of memory). */
+static ag_pseq *from_template(const ag_tmpl *T)
+{
+    ag_pseq *q = calloc(1, sizeof *q);
+    if (!q || !(q->nodes = calloc(T->len, sizeof *q->nodes)) || !(q->names = calloc(T->len, sizeof *q->names))) {
+        if (q)
+            free_seq(q);
+        return NULL;
+    }
+    q->len = T->len;
+    q->trusted = T->ben.state == AG_BEN_ON;
+    q->med_graph = T->ben.med_graph;
+    q->med_eager = T->ben.med_eager;
+    for (uint32_t i = 0; i < T->len; i++) {
+        ag_pshape_of(&T->nodes[i].shape, T->nodes[i].lay, &q->nodes[i]);
+        q->names[i] = strdup(T->nodes[i].lay->name);
+    }
+    return q;
+}
+
+static void write_seq(saver *s, const ag_pseq *q)
+{
+    if (seen_before(s, ag_hash(q->nodes, q->len * sizeof *q->nodes)))
+        return;
+    fprintf(s->f, "seq %u %d %llu %llu\n", q->len, q->trusted, (unsigned long long)q->med_graph,
+            (unsigned long long)q->med_eager);
+    for (uint32_t i = 0; i < q->len; i++)
+        write_node(s->f, &q->nodes[i], q->names[i]);
+    s->n++;
+}
+
+void ag_profile_keep(ag_stream *st)
+{
+    if (!*ag_opt_str(AG_OPT_PROFILE))
+        return;
+    for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
+        ag_pseq *q = worth_keeping(T) ? from_template(T) : NULL;
+        if (!q)
+            continue;
+        pthread_mutex_lock(&g_kept_mu);
+        q->next = g_kept;
+        g_kept = q;
+        pthread_mutex_unlock(&g_kept_mu);
+    }
+}
+
 static void save_stream(ag_stream *st, void *arg)
 {
-    saver *s = arg;
     ag_lock(&st->mu);
     for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
-        if (!T->replays && T->ben.state != AG_BEN_ON)
-            continue;
-        ag_pshape *ps = malloc(T->len * sizeof *ps);
-        if (!ps)
-            continue;
-        for (uint32_t i = 0; i < T->len; i++)
-            ag_pshape_of(&T->nodes[i].shape, T->nodes[i].lay, &ps[i]);
-        if (!seen_before(s, ag_hash(ps, T->len * sizeof *ps))) {
-            fprintf(s->f, "seq %u %d %llu %llu\n", T->len, T->ben.state == AG_BEN_ON,
-                    (unsigned long long)T->ben.med_graph, (unsigned long long)T->ben.med_eager);
-            for (uint32_t i = 0; i < T->len; i++)
-                write_node(s->f, &ps[i], T->nodes[i].lay->name);
-            s->n++;
+        ag_pseq *q = worth_keeping(T) ? from_template(T) : NULL;
+        if (q) {
+            write_seq(arg, q);
+            free_seq(q);
         }
-        free(ps);
     }
     ag_unlock(&st->mu);
 }
@@ -242,16 +286,14 @@ void ag_profile_save(void)
     }
     fprintf(s.f, "libautograph-profile 1\n");
     ag_streams_each(save_stream, &s);
+    pthread_mutex_lock(&g_kept_mu);
+    for (ag_pseq *q = g_kept; q; q = q->next)
+        write_seq(&s, q);
+    pthread_mutex_unlock(&g_kept_mu);
     /* what was loaded and not seen this run stays: a run that took another path keeps it */
-    for (ag_pseq *q = g_seqs; q; q = q->next) {
-        if (atomic_load(&q->fails) >= MAX_FAILS || seen_before(&s, ag_hash(q->nodes, q->len * sizeof *q->nodes)))
-            continue;
-        fprintf(s.f, "seq %u %d %llu %llu\n", q->len, q->trusted, (unsigned long long)q->med_graph,
-                (unsigned long long)q->med_eager);
-        for (uint32_t i = 0; i < q->len; i++)
-            write_node(s.f, &q->nodes[i], q->names[i]);
-        s.n++;
-    }
+    for (ag_pseq *q = g_seqs; q; q = q->next)
+        if (atomic_load(&q->fails) < MAX_FAILS)
+            write_seq(&s, q);
     free(s.seen);
     if (fclose(s.f) || rename(tmp, path)) {
         ag_log(AG_LOG_WARN, "cannot write profile %s", path);

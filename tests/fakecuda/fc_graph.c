@@ -1,0 +1,591 @@
+/* fakecuda: graphs of kernel nodes, execs and their updates, graph upload and launch.
+ *
+ * Node parameters are copied when a node is added or set. An exec is a snapshot of its graph's
+ * nodes (in creation order, which is a topological order) taken at instantiation; only exec
+ * updates change it. A launch copies the exec's nodes into stream items, so later updates
+ * never reach a launch already made. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "fc_internal.h"
+
+typedef struct fc_exec {
+    uint32_t magic;
+    pthread_mutex_t mu;
+    int n;
+    const fc_node **orig;            /* the graph's nodes it was made from (identity only) */
+    int **deps;                      /* per node: dependency indices, for update checks */
+    int *ndeps;
+    fc_knode *nodes;
+} fc_exec;
+
+/* Graph nodes keep their dependencies as indices (kept beside the node list). */
+typedef struct fc_gnode_deps {
+    int n;
+    int *idx;
+} fc_gnode_deps;
+
+static void knode_clear(fc_knode *k)
+{
+    free(k->blob);
+    k->blob = NULL;
+}
+
+static CUresult knode_copy(fc_knode *dst, const fc_knode *src)
+{
+    *dst = *src;
+    dst->blob = malloc(src->def.size ? src->def.size : 1);
+    if (!dst->blob)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(dst->blob, src->blob, src->def.size);
+    return CUDA_SUCCESS;
+}
+
+/* Builds a node's kernel from explicit values; params are packed (copied) now. */
+static CUresult knode_make(fc_knode *k, const fc_func *f, const void *h, fc_ctx *ctx,
+                           const unsigned grid[3], const unsigned block[3], unsigned smem,
+                           void **params, void **extra)
+{
+    memset(k, 0, sizeof *k);
+    if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
+        (uint64_t)block[0] * block[1] * block[2] > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    k->def = f->def;
+    k->origin = h;
+    k->is_kern = f->magic == FC_M_KERN;
+    k->fctx = k->is_kern ? NULL : f->ctx;
+    k->ctx = ctx;
+    memcpy(k->grid, grid, sizeof k->grid);
+    memcpy(k->block, block, sizeof k->block);
+    k->smem = smem;
+    if (!(k->blob = malloc(f->def.size ? f->def.size : 1)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = fc_pack_params(&f->def, params, extra, k->blob);
+    if (r)
+        knode_clear(k);
+    return r;
+}
+
+/* From CUDA_KERNEL_NODE_PARAMS: `func` (a CUfunction, or a CUkernel passed as one), else
+ * `kern` with `ctx` (NULL: the current context). */
+static CUresult knode_from_params(fc_knode *k, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    const void *h = p->func ? (const void *)p->func : (const void *)p->kern;
+    if (!h)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_func *f = p->func ? fc_func_get(p->func, 0) : fc_func_get(p->kern, FC_M_KERN);
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fc_ctx *ctx = NULL;
+    if (!p->func && p->ctx) {
+        ctx = (fc_ctx *)p->ctx;
+        if (!fc_valid(ctx, FC_M_CTX) || ctx->destroyed)
+            return CUDA_ERROR_INVALID_CONTEXT;
+    } else if (!p->func) {
+        CUresult r = fc_need_ctx(&ctx);
+        if (r)
+            return r;
+    } else {
+        ctx = fc_current_ctx(); /* a CUfunction carries its own context */
+    }
+    unsigned grid[3] = { p->gridDimX, p->gridDimY, p->gridDimZ };
+    unsigned block[3] = { p->blockDimX, p->blockDimY, p->blockDimZ };
+    return knode_make(k, f, h, ctx, grid, block, p->sharedMemBytes, p->kernelParams, p->extra);
+}
+
+/* ---- graphs ------------------------------------------------------------------------------ */
+
+/* Dependencies of node i live in a side array of the graph, indexed by node index. */
+typedef struct fc_graph_x {
+    fc_graph g;
+    fc_gnode_deps *deps;
+    int cap;
+} fc_graph_x;
+
+fc_graph *fc_graph_new(void)
+{
+    fc_graph_x *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->g.magic = FC_M_GRAPH;
+    pthread_mutex_init(&x->g.mu, NULL);
+    fc_reg_add(&x->g);
+    FC_COUNT(graphs_created);
+    return &x->g;
+}
+
+void fc_graph_free(fc_graph *g)
+{
+    fc_graph_x *x = (fc_graph_x *)g;
+    fc_reg_del(g);
+    for (fc_node *n = g->first, *next; n; n = next) {
+        next = n->next;
+        fc_reg_del(n);
+        knode_clear(&n->k);
+        n->magic = 0;
+        free(n);
+    }
+    for (int i = 0; i < g->n; i++)
+        free(x->deps[i].idx);
+    free(x->deps);
+    pthread_mutex_destroy(&g->mu);
+    g->magic = 0;
+    free(x);
+}
+
+static fc_graph *graph_get(CUgraph h)
+{
+    fc_graph *g = (fc_graph *)h;
+    return fc_valid(g, FC_M_GRAPH) ? g : NULL;
+}
+
+static fc_node *node_get(CUgraphNode h)
+{
+    fc_node *n = (fc_node *)h;
+    return fc_valid(n, FC_M_NODE) ? n : NULL;
+}
+
+/* Appends a node (taking k) with the given dependencies; g->mu held. */
+static CUresult append_locked(fc_graph *g, fc_knode *k, fc_node *const *deps, size_t ndeps,
+                              fc_node **out)
+{
+    fc_graph_x *x = (fc_graph_x *)g;
+    for (size_t i = 0; i < ndeps; i++)
+        for (size_t j = 0; j < i; j++)
+            if (deps[i] == deps[j])
+                return CUDA_ERROR_INVALID_VALUE; /* duplicate dependency */
+    if (g->n == x->cap) {
+        int ncap = x->cap ? x->cap * 2 : 16;
+        fc_gnode_deps *d = realloc(x->deps, (size_t)ncap * sizeof *d);
+        if (!d)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        x->deps = d;
+        x->cap = ncap;
+    }
+    fc_node *n = calloc(1, sizeof *n);
+    int *idx = ndeps ? malloc(ndeps * sizeof *idx) : NULL;
+    if (!n || (ndeps && !idx)) {
+        free(n);
+        free(idx);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    for (size_t i = 0; i < ndeps; i++)
+        idx[i] = deps[i]->index;
+    n->magic = FC_M_NODE;
+    n->g = g;
+    n->index = g->n;
+    n->k = *k;
+    x->deps[g->n].n = (int)ndeps;
+    x->deps[g->n].idx = idx;
+    g->n++;
+    if (g->last)
+        g->last->next = n;
+    else
+        g->first = n;
+    g->last = n;
+    fc_reg_add(n);
+    *out = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult fc_graph_append_kernel(fc_graph *g, fc_node *after, const fc_func *f, const void *h,
+                                fc_ctx *ctx, const unsigned grid[3], const unsigned block[3],
+                                unsigned smem, void **params, void **extra, fc_node **out)
+{
+    fc_knode k;
+    CUresult r = knode_make(&k, f, h, ctx, grid, block, smem, params, extra);
+    if (r)
+        return r;
+    pthread_mutex_lock(&g->mu);
+    r = append_locked(g, &k, after ? &after : NULL, after ? 1 : 0, out);
+    pthread_mutex_unlock(&g->mu);
+    if (r)
+        knode_clear(&k);
+    return r;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    FC_ENTER();
+    if (!phGraph || flags)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_graph *g = fc_graph_new();
+    if (!g)
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    *phGraph = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
+{
+    FC_ENTER();
+    fc_graph *g = graph_get(hGraph);
+    if (!g)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_graph_free(g);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                                   const CUgraphNode *dependencies,
+                                                   size_t numDependencies,
+                                                   const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    FC_ENTER();
+    fc_graph *g = graph_get(hGraph);
+    if (!g || !phGraphNode || (numDependencies && !dependencies))
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_node *small[8], **deps = numDependencies <= 8 ? small : malloc(numDependencies * sizeof *deps);
+    if (!deps)
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < numDependencies && !r; i++) {
+        deps[i] = node_get(dependencies[i]);
+        if (!deps[i] || deps[i]->g != g)
+            r = CUDA_ERROR_INVALID_VALUE;
+    }
+    fc_knode k;
+    if (!r && !(r = knode_from_params(&k, nodeParams))) {
+        fc_node *n = NULL;
+        pthread_mutex_lock(&g->mu);
+        r = append_locked(g, &k, deps, numDependencies, &n);
+        pthread_mutex_unlock(&g->mu);
+        if (r)
+            knode_clear(&k);
+        else
+            *phGraphNode = (CUgraphNode)n;
+    }
+    if (deps != small)
+        free(deps);
+    if (r)
+        return fc_err(r);
+    FC_COUNT(graph_nodes_added);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
+                                                         const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    FC_ENTER();
+    fc_node *n = node_get(hNode);
+    if (!n)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_knode k;
+    CUresult r = knode_from_params(&k, nodeParams);
+    if (r)
+        return fc_err(r);
+    pthread_mutex_lock(&n->g->mu);
+    k.coop = n->k.coop; /* attributes stay */
+    k.priority = n->k.priority;
+    knode_clear(&n->k);
+    n->k = k;
+    pthread_mutex_unlock(&n->g->mu);
+    FC_COUNT(node_set_params);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr,
+                                                         const CUkernelNodeAttrValue *value)
+{
+    FC_ENTER();
+    fc_node *n = node_get(hNode);
+    if (!n || !value)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&n->g->mu);
+    switch ((int)attr) {
+    case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+        n->k.coop = value->cooperative;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+        n->k.priority = value->priority;
+        break;
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+    case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+        break;
+    default: /* launch-only attributes have no meaning on a node */
+        r = CUDA_ERROR_INVALID_VALUE;
+        break;
+    }
+    pthread_mutex_unlock(&n->g->mu);
+    if (r)
+        return fc_err(r);
+    FC_COUNT(node_set_attributes);
+    return CUDA_SUCCESS;
+}
+
+/* ---- execs ------------------------------------------------------------------------------- */
+
+static void exec_free(fc_exec *e)
+{
+    for (int i = 0; i < e->n; i++) {
+        knode_clear(&e->nodes[i]);
+        if (e->deps)
+            free(e->deps[i]);
+    }
+    free(e->nodes);
+    free(e->orig);
+    free(e->deps);
+    free(e->ndeps);
+    pthread_mutex_destroy(&e->mu);
+    e->magic = 0;
+    free(e);
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
+                                                       unsigned long long flags)
+{
+    FC_ENTER();
+    fc_graph *g = graph_get(hGraph);
+    if (!g || !phGraphExec || (flags & ~0xFull))
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_graph_x *x = (fc_graph_x *)g;
+    fc_exec *e = calloc(1, sizeof *e);
+    if (!e)
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    e->magic = FC_M_EXEC;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_lock(&g->mu);
+    int n = g->n;
+    size_t cnt = n ? (size_t)n : 1;
+    e->nodes = calloc(cnt, sizeof *e->nodes);
+    e->orig = calloc(cnt, sizeof *e->orig);
+    e->deps = calloc(cnt, sizeof *e->deps);
+    e->ndeps = calloc(cnt, sizeof *e->ndeps);
+    CUresult r = e->nodes && e->orig && e->deps && e->ndeps ? CUDA_SUCCESS
+                                                            : CUDA_ERROR_OUT_OF_MEMORY;
+    int i = 0;
+    for (fc_node *nd = g->first; nd && !r; nd = nd->next, i++) {
+        e->n = i + 1;
+        e->orig[i] = nd;
+        e->ndeps[i] = x->deps[i].n;
+        if (x->deps[i].n) {
+            e->deps[i] = malloc((size_t)x->deps[i].n * sizeof(int));
+            if (!e->deps[i]) {
+                r = CUDA_ERROR_OUT_OF_MEMORY;
+                break;
+            }
+            memcpy(e->deps[i], x->deps[i].idx, (size_t)x->deps[i].n * sizeof(int));
+        }
+        r = knode_copy(&e->nodes[i], &nd->k);
+        if (r)
+            e->nodes[i].blob = NULL;
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (r) {
+        exec_free(e);
+        return fc_err(r);
+    }
+    fc_reg_add(e);
+    *phGraphExec = (CUgraphExec)e;
+    FC_COUNT(instantiations);
+    return CUDA_SUCCESS;
+}
+
+static fc_exec *exec_get(CUgraphExec h)
+{
+    fc_exec *e = (fc_exec *)h;
+    return fc_valid(e, FC_M_EXEC) ? e : NULL;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    FC_ENTER();
+    fc_exec *e = exec_get(hGraphExec);
+    if (!e)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_reg_del(e);
+    exec_free(e);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec,
+                                                             CUgraphNode hNode,
+                                                             const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    FC_ENTER();
+    fc_exec *e = exec_get(hGraphExec);
+    fc_node *n = node_get(hNode);
+    if (!e || !n)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_knode k;
+    CUresult r = knode_from_params(&k, nodeParams);
+    if (r)
+        return fc_err(r);
+    pthread_mutex_lock(&e->mu);
+    int i;
+    for (i = 0; i < e->n && e->orig[i] != n; i++)
+        ;
+    if (i == e->n) {
+        r = CUDA_ERROR_INVALID_VALUE; /* not a node of the exec's graph */
+    } else if (k.def.fn != e->nodes[i].def.fn) {
+        r = CUDA_ERROR_INVALID_VALUE; /* the kernel of an exec node cannot change */
+    } else {
+        k.coop = e->nodes[i].coop;
+        k.priority = e->nodes[i].priority;
+        knode_clear(&e->nodes[i]);
+        e->nodes[i] = k;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (r) {
+        knode_clear(&k);
+        return fc_err(r);
+    }
+    FC_COUNT(exec_node_updates);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                                CUgraphExecUpdateResultInfo *resultInfo)
+{
+    FC_ENTER();
+    fc_exec *e = exec_get(hGraphExec);
+    fc_graph *g = graph_get(hGraph);
+    if (!e || !g || !resultInfo)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_graph_x *x = (fc_graph_x *)g;
+    memset(resultInfo, 0, sizeof *resultInfo);
+    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&e->mu);
+    CUgraphExecUpdateResult res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    fc_node *bad = NULL;
+    if (g->n != e->n) {
+        res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+    } else {
+        int i = 0;
+        for (fc_node *nd = g->first; nd; nd = nd->next, i++) {
+            if (x->deps[i].n != e->ndeps[i] ||
+                (e->ndeps[i] &&
+                 memcmp(x->deps[i].idx, e->deps[i], (size_t)e->ndeps[i] * sizeof(int)))) {
+                res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+                bad = nd;
+                break;
+            }
+            if (nd->k.def.fn != e->nodes[i].def.fn) {
+                res = CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
+                bad = nd;
+                break;
+            }
+        }
+    }
+    CUresult r = CUDA_SUCCESS;
+    if (res == CU_GRAPH_EXEC_UPDATE_SUCCESS) {
+        /* copy everything first, so that a failure leaves the exec as it was */
+        fc_knode *fresh = calloc(e->n ? (size_t)e->n : 1, sizeof *fresh);
+        int i = 0;
+        if (!fresh)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        for (fc_node *nd = g->first; nd && !r; nd = nd->next, i++)
+            r = knode_copy(&fresh[i], &nd->k);
+        if (!r) {
+            for (i = 0; i < e->n; i++) {
+                knode_clear(&e->nodes[i]);
+                e->nodes[i] = fresh[i];
+            }
+        } else if (fresh) {
+            for (int j = 0; j < i; j++)
+                knode_clear(&fresh[j]);
+        }
+        free(fresh);
+    } else {
+        r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&g->mu);
+    resultInfo->result = res;
+    resultInfo->errorNode = (CUgraphNode)bad;
+    if (r)
+        return fc_err(r);
+    FC_COUNT(exec_updates);
+    return CUDA_SUCCESS;
+}
+
+/* ---- upload and launch ------------------------------------------------------------------- */
+
+static CUresult upload(CUgraphExec h, CUstream hs, int ptsz)
+{
+    CUresult r;
+    fc_exec *e = exec_get(h);
+    if (!e)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
+    if (!s)
+        return fc_err(r);
+    if ((r = fc_enqueue_marker(s)))
+        return fc_err(r);
+    FC_COUNT(graph_uploads);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream)
+{
+    FC_ENTER();
+    return upload(hGraphExec, hStream, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    FC_ENTER();
+    return upload(hGraphExec, hStream, 1);
+}
+
+static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
+{
+    CUresult r;
+    fc_exec *e = exec_get(h);
+    if (!e)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
+    if (!s)
+        return fc_err(r);
+    pthread_mutex_lock(&e->mu);
+    int n = e->n;
+    for (int i = 0; i < n; i++)
+        if ((e->nodes[i].fctx && e->nodes[i].fctx != s->ctx) ||
+            (e->nodes[i].is_kern && e->nodes[i].ctx && e->nodes[i].ctx != s->ctx)) {
+            pthread_mutex_unlock(&e->mu);
+            return fc_err(CUDA_ERROR_INVALID_CONTEXT); /* nodes of another context */
+        }
+    fc_kcall *k = calloc(n > 0 ? (size_t)n : 1, sizeof *k);
+    if (!k) {
+        pthread_mutex_unlock(&e->mu);
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    for (int i = 0; i < n; i++) {
+        const fc_knode *kn = &e->nodes[i];
+        k[i].fn = kn->def.fn;
+        memcpy(k[i].grid, kn->grid, sizeof k[i].grid);
+        memcpy(k[i].block, kn->block, sizeof k[i].block);
+        k[i].size = kn->def.size;
+        k[i].blob = kn->blob; /* copied again by the enqueue, under e->mu */
+    }
+    r = fc_enqueue_kernels(s, k, n, 1);
+    pthread_mutex_unlock(&e->mu);
+    free(k);
+    if (r)
+        return fc_err(r);
+    FC_COUNT(graph_launches);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    FC_ENTER();
+    return graph_launch(hGraphExec, hStream, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    FC_ENTER();
+    return graph_launch(hGraphExec, hStream, 1);
+}

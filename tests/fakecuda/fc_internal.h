@@ -1,0 +1,209 @@
+/* What the fake driver's files share. See fakecuda.h for the model. */
+#ifndef FC_INTERNAL_H
+#define FC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "fakecuda.h"
+
+#define FC_EXPORT __attribute__((visibility("default")))
+
+/* Every handle points to a struct that starts with one of these. */
+enum fc_magic {
+    FC_M_CTX = 0x46430001,
+    FC_M_STREAM,
+    FC_M_EVENT,
+    FC_M_FUNC,
+    FC_M_KERN,
+    FC_M_MOD,
+    FC_M_GRAPH,
+    FC_M_NODE,
+    FC_M_EXEC,
+};
+
+/* ---- handles ------------------------------------------------------------------------- */
+void fc_reg_add(const void *p);
+void fc_reg_del(const void *p);
+int fc_reg_has(const void *p);
+static inline int fc_valid(const void *p, uint32_t magic)
+{
+    return p && fc_reg_has(p) && *(const uint32_t *)p == magic;
+}
+
+/* ---- counters ------------------------------------------------------------------------ */
+#define FC_COUNTERS(X)                                                                         \
+    X(kernels_executed) X(eager_launches) X(captured_launches) X(graph_launches)              \
+    X(graph_kernels_executed) X(graphs_created) X(graph_nodes_added) X(node_set_params)        \
+    X(node_set_attributes) X(instantiations) X(exec_node_updates) X(exec_updates)              \
+    X(graph_uploads) X(streams_created) X(events_recorded) X(memcpys) X(host_funcs) X(syncs)   \
+    X(injected_failures) X(api_errors)
+enum fc_counter {
+#define FC_CNT_ENUM(n) FC_C_##n,
+    FC_COUNTERS(FC_CNT_ENUM)
+#undef FC_CNT_ENUM
+    FC_C_COUNT
+};
+extern atomic_ullong fc_cnt[FC_C_COUNT];
+#define FC_COUNT(n) atomic_fetch_add_explicit(&fc_cnt[FC_C_##n], 1, memory_order_relaxed)
+
+/* ---- entry checks -------------------------------------------------------------------- */
+extern atomic_int fc_initialized, fc_forked, fc_nfail, fc_trace;
+int fc_fail_hit(const char *name);
+void fc_trace_call(const char *name);
+CUresult fc_err(CUresult r);   /* counts an error return */
+/* A call in a fork child of a process that had initialised the fake. */
+CUresult fc_forked_call(const char *name);
+
+/* Every entry point starts with one of these. */
+#define FC_ENTER_NOINIT()                                                                      \
+    do {                                                                                       \
+        if (atomic_load_explicit(&fc_trace, memory_order_relaxed))                            \
+            fc_trace_call(__func__);                                                           \
+        if (atomic_load_explicit(&fc_forked, memory_order_relaxed))                           \
+            return fc_forked_call(__func__);                                                  \
+        if (atomic_load_explicit(&fc_nfail, memory_order_relaxed) && fc_fail_hit(__func__))   \
+            return fc_err(CUDA_ERROR_UNKNOWN);                                                \
+    } while (0)
+#define FC_ENTER()                                                                             \
+    do {                                                                                       \
+        FC_ENTER_NOINIT();                                                                     \
+        if (!atomic_load_explicit(&fc_initialized, memory_order_acquire))                     \
+            return fc_err(CUDA_ERROR_NOT_INITIALIZED);                                        \
+    } while (0)
+
+/* ---- kernels ------------------------------------------------------------------------- */
+typedef struct fc_def {
+    fakecuda_kernel_fn fn;
+    int nparams;
+    size_t off[FAKECUDA_MAX_PARAMS], sz[FAKECUDA_MAX_PARAMS];
+    size_t size;                     /* bytes of the packed block */
+    char name[64];
+} fc_def;
+
+typedef struct fc_module fc_module;
+typedef struct fc_func {
+    uint32_t magic;                  /* FC_M_FUNC (a CUfunction) or FC_M_KERN (a CUkernel) */
+    int alive;
+    fc_def def;
+    struct fc_ctx *ctx;              /* a CUfunction's context (current when registered) */
+    fc_module *mod;
+    struct fc_func *alias;           /* the CUkernel of a CUfunction, once asked for */
+    struct fc_func *next;            /* in its module / in the free list */
+} fc_func;
+
+/* A live CUfunction or CUkernel (either kind when want is 0). */
+fc_func *fc_func_get(const void *h, uint32_t want);
+
+/* Packs kernelParams or the extra packed-buffer form into dst (def->size bytes). */
+CUresult fc_pack_params(const fc_def *def, void **params, void **extra, uint8_t *dst);
+
+/* ---- contexts and streams ------------------------------------------------------------ */
+typedef struct fc_stream fc_stream;
+typedef struct fc_ctx {
+    uint32_t magic;
+    int id;
+    int primary;
+    int destroyed;
+    pthread_mutex_t mu;              /* the stream list */
+    fc_stream *streams;
+    fc_stream *legacy;
+    struct fc_ctx *next;
+} fc_ctx;
+
+fc_ctx *fc_current_ctx(void);
+/* The current context, or the error (not yet counted) a call needing one returns. */
+CUresult fc_need_ctx(fc_ctx **out);
+void fc_for_each_ctx(void (*fn)(fc_ctx *, void *), void *arg);
+
+enum fc_skind { FC_S_REGULAR, FC_S_LEGACY, FC_S_PTDS };
+
+struct fc_graph;
+struct fc_node;
+
+struct fc_stream {
+    uint32_t magic;
+    int id;
+    fc_ctx *ctx;
+    unsigned flags;
+    int priority;
+    int kind;
+    int blocking;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    struct fc_item *head, *tail;
+    atomic_ullong enq, done;         /* items enqueued / completed (FIFO: done is a prefix) */
+    int started, dying, exited;
+    pthread_t thr;
+    uint64_t rng;
+    /* stream capture (under mu) */
+    atomic_int cap_status;           /* CUstreamCaptureStatus */
+    int cap_mode;
+    struct fc_graph *cap_graph;
+    struct fc_node *cap_last;
+    fc_stream *ctx_next;
+};
+
+fc_stream *fc_stream_new_internal(fc_ctx *c, int kind, unsigned flags, int prio);
+/* Waits for all work enqueued so far on every stream of c. */
+void fc_ctx_sync(fc_ctx *c);
+/* At exit: waits (at most that long) for all work of every context. */
+void fc_drain_all(double seconds);
+void fc_stream_config(unsigned delay_us, uint64_t seed, int reuse_handles);
+
+/* The stream a call refers to; NULL with *err set when it is not valid. */
+fc_stream *fc_stream_resolve(CUstream h, int ptsz, CUresult *err);
+
+/* One kernel ready to run: what an item or a graph node holds. */
+typedef struct fc_kcall {
+    fakecuda_kernel_fn fn;
+    unsigned grid[3], block[3];
+    size_t size;
+    uint8_t *blob;                   /* owned */
+} fc_kcall;
+
+/* Enqueues kernels on s, in order, as one atomic step (a graph launch). from_graph marks
+ * them for the counters. Returns CUDA_SUCCESS or an error (nothing enqueued). */
+CUresult fc_enqueue_kernels(fc_stream *s, const fc_kcall *k, int n, int from_graph);
+/* A no-op item on s (graph upload). */
+CUresult fc_enqueue_marker(fc_stream *s);
+
+/* ---- graphs (fc_graph.c) ------------------------------------------------------------- */
+typedef struct fc_knode {
+    fc_def def;
+    const void *origin;              /* the handle it was made from (identity only) */
+    int is_kern;
+    struct fc_ctx *fctx;             /* a CUfunction's own context: launches must match */
+    fc_ctx *ctx;
+    unsigned grid[3], block[3], smem;
+    uint8_t *blob;                   /* def.size bytes, owned */
+    int coop, priority;
+} fc_knode;
+
+typedef struct fc_node {
+    uint32_t magic;
+    struct fc_graph *g;
+    int index;
+    fc_knode k;
+    struct fc_node *next;
+} fc_node;
+
+typedef struct fc_graph {
+    uint32_t magic;
+    pthread_mutex_t mu;
+    fc_node *first, *last;
+    int n;
+} fc_graph;
+
+fc_graph *fc_graph_new(void);
+void fc_graph_free(fc_graph *g);
+/* Appends a kernel node after `after` (may be NULL) to g; used by capture. */
+CUresult fc_graph_append_kernel(fc_graph *g, fc_node *after, const fc_func *f, const void *h,
+                                fc_ctx *ctx, const unsigned grid[3], const unsigned block[3],
+                                unsigned smem, void **params, void **extra, fc_node **out);
+
+/* ---- procaddr (fc_procaddr.c) -------------------------------------------------------- */
+void *fc_proc_lookup(const char *name, int cudaVersion, cuuint64_t flags, int *found_other);
+
+#endif
