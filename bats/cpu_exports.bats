@@ -36,3 +36,10 @@ setup() { load helpers; }
     refute_output --partial "TEXTREL"
     refute_output --partial "libcuda"
 }
+
+@test "cuGetProcAddress and dlsym give the wrapper of exactly the variant asked for (fake driver)" {
+    [ -x "$BUILD/tests/procaddr" ] || skip "make progs first"
+    run env LD_PRELOAD="$LIB" "$BUILD/tests/procaddr"
+    assert_success
+    assert_output --partial "PASS: 0 failures"
+}

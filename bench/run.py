@@ -173,6 +173,29 @@ def main():
             print("P7   launch call: %.1f ns plain, %.1f ns intercepted (%+.1f ns), %.1f ns when held" %
                   (m["plain"], m["disabled"], m["disabled"] - m["plain"], m["held"]))
 
+    tiny = os.path.join(a.build, "kernels", "tiny")
+    # P8: profile warm start -- the first 20 iterations of a fresh run, eager, libautograph
+    # learning from nothing (cold), and libautograph starting from a profile saved by an
+    # earlier run (warm)
+    if (not only or "P8" in only) and os.path.exists(tiny):
+        prof = os.path.join(out, "tiny.agp")
+        if os.path.exists(prof):
+            os.unlink(prof)
+        run([tiny, "--n=64", "--iters=300"], {"AUTOGRAPH_PROFILE": prof}, True, lib)
+        cmd = [tiny, "--n=64", "--iters=20", "--warmup=0"]
+        res = {"eager": [], "cold": [], "warm": []}
+        for rep in range(a.reps * 2):
+            res["eager"].append(run(cmd, {}, False, lib)[0])
+            res["cold"].append(run(cmd, {}, True, lib)[0])
+            res["warm"].append(run(cmd, {"AUTOGRAPH_PROFILE": prof}, True, lib)[0])
+        m = {k: statistics.median(v) for k, v in res.items()}
+        rows.append({"id": "P8", "workload": "first 20 iterations of tiny N=64: cold vs warm (AUTOGRAPH_PROFILE)",
+                     "eager_us": m["eager"], "autograph_us": m["warm"], "graph_us": None,
+                     "speedup": m["eager"] / m["warm"], "of_hand_graph": None, "cold_us": m["cold"]})
+        raw.append({"id": "P8", "times_us": res})
+        print("P8   first 20 iterations: eager %.1f us/iter, cold %.1f, warm (profile) %.1f" %
+              (m["eager"], m["cold"], m["warm"]))
+
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"device": info, "reps": a.reps, "rows": rows, "raw": raw}, f, indent=1)
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
@@ -188,6 +211,8 @@ def main():
         g = "%.1f" % r["graph_us"] if r.get("graph_us") else "n/a"
         h = "%.2f" % r["of_hand_graph"] if r.get("of_hand_graph") else "n/a"
         extra = " (%+.1f ns/launch; held %.0f ns)" % (r["per_launch_ns"], r["held_ns"]) if "per_launch_ns" in r else ""
+        if "cold_us" in r:
+            extra = " warm (cold: %.1f)" % r["cold_us"]
         print("| %s | %s | %.1f | %.1f%s | %s | %.2fx | %s |" % (r["id"], r["workload"], r["eager_us"],
                                                              r["autograph_us"], extra, g, r["speedup"], h))
     print("\n(%d repetitions each, medians; %.0f s in all; raw samples in %s/results.json)" %

@@ -16,7 +16,7 @@ KERNELS_DEPS    := $(wildcard kernels/*.h) kernels/kernels.mk
 
 # Apps linked against the static cudart (nvcc's default), one object each.
 KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs threads threads-ptsz spin \
-                  heavy irregular
+                  heavy irregular lifetime
 KERNELS_APPS   := $(KERNELS_STATIC) tiny-shared driver_api driver_api-ptsz cublas_loop
 KERNELS_BINS   := $(addprefix $(KERNELS_OUT)/,$(KERNELS_APPS)) \
                   $(KERNELS_OUT)/driver_kernels.fatbin

@@ -39,3 +39,8 @@ $(BUILD)/tests/probe: tests/progs/probe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(CUDA)/lib64/stubs -lcuda
 progs: $(BUILD)/tests/probe
+$(BUILD)/tests/procaddr: tests/progs/procaddr.c tests/fakecuda/fakecuda.h $(FAKECUDA_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(BUILD)/fakecuda -lcuda \
+	    -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -ldl
+progs: $(BUILD)/tests/procaddr
