@@ -2,12 +2,14 @@
 // enough for sequences to be graphed (so that launches are held when the event comes):
 //
 //   --event=exit   every iteration's sequence has, in its middle, a kernel that writes a value
-//                  into a file mapped into the process (mmap, registered with
-//                  cudaHostRegister). The last iteration launches only the first half of its
-//                  sequence, up to and including that kernel (which writes the final marker) --
-//                  a prefix of a known sequence, which an interceptor holds -- then calls
-//                  exit(0) with nothing synchronised. `--check=1`, run afterwards, reads the
-//                  file: the marker must be there, as it is when the launches go out eagerly.
+//                  into host memory shared with a watcher process (anonymous MAP_SHARED memory,
+//                  registered with cudaHostRegister; the watcher is forked before any CUDA
+//                  call). The last iteration launches only the first half of its sequence, up
+//                  to and including that kernel (which writes the final marker) -- a prefix of
+//                  a known sequence, which an interceptor holds -- then calls exit(0) with
+//                  nothing synchronised. The watcher wakes when the process is gone and writes
+//                  what it finds to --file; `--check=1` reads that file: the marker must be
+//                  there, as it is when the launches go out eagerly.
 //   --event=fork   fork() in mid-run (after graphs exist); the child makes no CUDA call and
 //                  exits 0; the parent goes on and verifies everything.
 //   --event=reset  cudaDeviceReset() in mid-run, then allocate again and go on: results exact.
@@ -53,15 +55,37 @@ void iteration(long long g, int n, uint32_t *x, uint32_t *mark, cudaStream_t st,
   CHECK_LAUNCH();
 }
 
-// Where the marker kernel writes: the mapped file (exit) or mapped host memory.
-uint32_t *marker_target(int ev, const std::string &file) {
-  void *map = nullptr;
+// The exit case: memory shared with a watcher process, forked before any CUDA call, that
+// waits for this process to end (its end of a pipe closes) and then writes the marker it
+// sees to `file`.
+void *shared_with_watcher(const std::string &file) {
+  void *map = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  int fds[2];
+  if (map == MAP_FAILED || pipe(fds) != 0) die(2);
+  pid_t pid = fork();
+  if (pid < 0) die(2);
+  if (pid == 0) {  // the watcher: no CUDA at all
+    close(fds[1]);
+    char c;
+    while (read(fds[0], &c, 1) > 0) {
+    }
+    std::string tmp = file + ".tmp";  // written whole, then renamed: never seen half done
+    FILE *f = fopen(tmp.c_str(), "wb");
+    if (f) {
+      fwrite(map, sizeof(uint32_t), 1, f);
+      fclose(f);
+      rename(tmp.c_str(), file.c_str());
+    }
+    _exit(0);
+  }
+  close(fds[0]);  // fds[1] stays open until this process is gone
+  return map;
+}
+
+// Where the marker kernel writes: memory shared with the watcher (exit) or mapped host memory.
+uint32_t *marker_target(int ev, void *shared) {
+  void *map = shared;
   if (ev == 0) {
-    int fd = open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || ftruncate(fd, 4096) != 0) die(2);
-    map = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) die(2);
-    close(fd);
     CHECK_CUDA(cudaHostRegister(map, 4096, cudaHostRegisterMapped));
   } else {
     CHECK_CUDA(cudaHostAlloc(&map, 4096, cudaHostAllocMapped));
@@ -88,8 +112,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lifetime: --event=0 needs --file\n");
     die(2);
   }
-  if (check) {  // the exit run's marker, read after the process is gone
-    int fd = open(file.c_str(), O_RDONLY);
+  if (check) {  // the exit run's marker, written by its watcher after the process was gone
+    int fd = -1;
+    for (int tries = 0; tries < 100 && fd < 0; tries++) {  // the watcher may still be writing
+      fd = open(file.c_str(), O_RDONLY);
+      if (fd < 0) usleep(50000);
+    }
     uint32_t got = 0;
     bool ok = fd >= 0 && read(fd, &got, sizeof got) == (ssize_t)sizeof got && got == kMarker;
     if (fd >= 0) close(fd);
@@ -97,12 +125,14 @@ int main(int argc, char **argv) {
     return report(0, got, 0.0, ok);
   }
 
+  if (!file.empty()) remove(file.c_str());
+  void *shared = ev == 0 ? shared_with_watcher(file) : nullptr;
   std::vector<uint32_t> ref = random_words(kElems, seed_flag(a));
   uint32_t *x = device_alloc<uint32_t>(kElems);
   to_device(x, ref);
   cudaStream_t st;
   CHECK_CUDA(cudaStreamCreate(&st));
-  uint32_t *mark = marker_target(ev, file);
+  uint32_t *mark = marker_target(ev, shared);
   long long launches = 0;
   const long long total = loop.total(), half = total / 2;
   const double t0 = now_us();
@@ -127,7 +157,7 @@ int main(int argc, char **argv) {
       x = device_alloc<uint32_t>(kElems);
       to_device(x, now);
       CHECK_CUDA(cudaStreamCreate(&st));
-      mark = marker_target(ev, file);
+      mark = marker_target(ev, shared);
     }
     if (ev == 0 && g == total - 1) {
       iteration(g, n, x, mark, st, ref, launches, true, kMarker);

@@ -4,7 +4,8 @@
 #include <string.h>
 
 #define MARGIN_PCT 2          /* graphs must beat eager by this much to stay on */
-#define RECHECK_ON 4096       /* occurrences between re-checks while graphs win */
+#define RECHECK_FIRST 64      /* occurrences before the first re-check of a win... */
+#define RECHECK_ON 4096       /* ...growing fourfold per confirmation up to this */
 #define BACKOFF_FIRST 64
 #define BACKOFF_MAX 16384
 #define TRIAL_MAX_OCC 96      /* a trial that cannot collect its samples decides anyway */
@@ -23,6 +24,7 @@ void ag_benefit_init(ag_benefit *b, int always)
     memset(b, 0, sizeof *b);
     b->always = (uint8_t)always;
     b->backoff = BACKOFF_FIRST;
+    b->recheck = RECHECK_FIRST;
     if (always) {
         b->state = AG_BEN_ON;
         b->wait = UINT32_MAX;
@@ -75,9 +77,11 @@ static void decide(ag_benefit *b)
         b->wins++;
         b->state = AG_BEN_ON;
         b->nocc = 0;
-        b->wait = RECHECK_ON;
+        b->wait = b->recheck;
+        b->recheck = b->recheck >= RECHECK_ON / 4 ? RECHECK_ON : b->recheck * 4;
         b->backoff = BACKOFF_FIRST;
     } else {
+        b->recheck = RECHECK_FIRST;
         turn_off(b);
     }
 }
@@ -131,7 +135,7 @@ void ag_benefit_trust(ag_benefit *b)
         return;
     b->state = AG_BEN_ON;
     b->nocc = 0;
-    b->wait = RECHECK_ON;
+    b->wait = b->recheck;
     b->prev_t = 0;
 }
 

@@ -28,6 +28,8 @@ typedef struct ag_benefit {
     uint32_t nocc;           /* occurrences since the state began */
     uint32_t wait;           /* occurrences before the next trial */
     uint32_t backoff;        /* wait after the next losing trial */
+    uint32_t recheck;        /* wait after the next winning trial: short at first, so that an
+                              * early misjudgement (warm-up effects) is corrected soon */
     uint64_t prev_t;         /* start of the previous occurrence; 0: none to measure from */
     uint64_t sg[AG_BEN_SAMPLES], se[AG_BEN_SAMPLES];
     uint64_t med_graph, med_eager; /* medians of the last finished trial (for stats) */

@@ -25,10 +25,20 @@ static void test_graph_wins(void)
     CHECK_EQ(b.wins, 1);
     CHECK(b.med_graph == 30000);
     CHECK(b.med_eager == 100000);
-    /* stays on */
-    int before = graphs;
-    run(&b, 100, 30000, 100000, &t, &graphs);
-    CHECK_EQ(graphs - before, 100);
+    /* stays on, re-checked after 64 occurrences, then after 256 (a short trial between) */
+    int on_runs[3] = { 0, 0, 0 }, k = 0, prev_state = b.state;
+    for (int i = 0; i < 2000 && k < 3; i++) {
+        if (b.state == AG_BEN_ON)
+            on_runs[k]++;
+        run(&b, 1, 30000, 100000, &t, &graphs);
+        if (prev_state == AG_BEN_ON && b.state == AG_BEN_TRIAL)
+            k++;
+        prev_state = b.state;
+    }
+    CHECK(on_runs[0] > 0 && on_runs[0] <= 64); /* part of the first 64 passed above */
+    CHECK_EQ(on_runs[1], 256);
+    CHECK_EQ(on_runs[2], 1024);
+    CHECK_EQ(b.wins, 3);
 }
 
 static void test_eager_wins(void)

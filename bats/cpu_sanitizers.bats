@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# A few harness scenarios (tests/harness) run against a sanitized build: libautograph, the fake
+# driver and the scenario programs all built with -fsanitize=thread or with
+# -fsanitize=address,undefined (tests/sanitize.mk). The short CI version of
+# `make check-sanitizers` (which runs all of bats/cpu_harness.bats on both builds):
+#
+#     make test-sanitizers-short         # builds both and runs this file on each
+#     SAN_BUILD=build/san-thread bats bats/cpu_sanitizers.bats
+#
+# SAN_BUILD: the sanitized build directory (it has libautograph.so, fakecuda/, harness/).
+# SAN_RUNTIME: the sanitizer runtime to preload ahead of libautograph (default: the libtsan or
+#   libasan that libautograph.so links, as ldd finds it).
+# SAN_STRESS: launches of the stress scenario (default 2000).
+# Without SAN_BUILD, or with the build absent, every test skips (bats bats/cpu_*.bats in
+# `make test-cpu` runs this file too). Run it with the *SAN_OPTIONS of tests/sanitize.mk, which
+# make every report fatal; each test also fails on any report in the output.
+
+setup_file() {
+    if [ -z "${SAN_BUILD:-}" ]; then
+        export SAN_MISSING="SAN_BUILD not set: run 'make test-sanitizers-short'"
+        return 0
+    fi
+    local f
+    for f in libautograph.so fakecuda/libcuda.so.1 harness/selftest harness/stress \
+             harness/ptds harness/legacy harness/spin harness/loop8; do
+        if [ ! -e "$SAN_BUILD/$f" ]; then
+            export SAN_MISSING="$SAN_BUILD/$f is not built: run 'make test-sanitizers-short'"
+            return 0
+        fi
+    done
+    if [ -z "${SAN_RUNTIME:-}" ]; then
+        SAN_RUNTIME="$(ldd "$SAN_BUILD/libautograph.so" | awk '$1 ~ /^lib(t|a)san\.so/ { print $3 }')"
+        export SAN_RUNTIME
+    fi
+    if [ ! -e "${SAN_RUNTIME:-/nonexistent}" ]; then
+        export SAN_MISSING="$SAN_BUILD/libautograph.so: no sanitizer runtime found (SAN_RUNTIME)"
+    fi
+}
+
+setup() {
+    bats_load_library bats-support
+    bats_load_library bats-assert
+    if [ -n "${SAN_MISSING:-}" ]; then
+        skip "$SAN_MISSING"
+    fi
+    H="$SAN_BUILD/harness"
+    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
+          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
+          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
+}
+
+# clean: the last run succeeded and printed no sanitizer report (a report in a thread that
+# lost the race to exit, or one from a runtime started without the fatal options).
+clean() {
+    assert_success
+    refute_output --partial "Sanitizer"
+    refute_output --partial "runtime error:"
+}
+
+# ag [VAR=VALUE...] PROGRAM [ARGS...]: as in cpu_harness.bats, with the sanitizer runtime
+# preloaded first (it must be the first object loaded, before libautograph).
+ag() {
+    run timeout "${AG_TIMEOUT:-300}" env LD_PRELOAD="$SAN_RUNTIME:$SAN_BUILD/libautograph.so" \
+        AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 \
+        AUTOGRAPH_STATS=1 "$@"
+}
+
+stat() {
+    awk -v n="$1" '$1 == "autograph:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+at_least() {
+    local v
+    v="$(stat "$1")"
+    [ -n "$v" ] || fail "statistic $1 not printed"
+    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2"
+}
+
+@test "sanitized: the fake driver alone (selftest)" {
+    run timeout 300 "$H/selftest"
+    clean
+    assert_output --partial "PASS selftest"
+}
+
+@test "sanitized: loop of 8 launches, graphs built and replayed" {
+    ag "$H/loop8" 30
+    clean
+    assert_output --partial "PASS loop8"
+    at_least graphs.replays 20
+}
+
+@test "sanitized: stress, 4 threads + the legacy stream, mixed ordering points" {
+    ag "$H/stress" "${SAN_STRESS:-2000}" 4
+    clean
+    assert_output --partial "PASS stress"
+    at_least launches.held 1
+}
+
+@test "sanitized: per-thread default streams of several threads" {
+    ag "$H/ptds" 4 20
+    clean
+    assert_output --partial "PASS ptds"
+    at_least graphs.replays 5
+}
+
+@test "sanitized: legacy default stream with blocking and non-blocking streams" {
+    ag "$H/legacy" 30
+    clean
+    assert_output --partial "PASS legacy"
+    at_least graphs.replays 5
+}
+
+@test "sanitized: the hold watchdog releases held launches (stream, legacy, per-thread)" {
+    local mode
+    for mode in stream legacy ptds; do
+        ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/spin" "$mode" 10
+        clean
+        assert_output --partial "PASS spin"
+        at_least flushes.timeout 5
+    done
+}
