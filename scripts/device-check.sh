@@ -6,6 +6,8 @@ set -uo pipefail
 what=${1:-all}
 out=${OUT:-build/device}
 mkdir -p "$out"
+# the device's copy of the tree has no .git: the commit comes along in .commit
+[ -r .commit ] && export AG_COMMIT="$(cat .commit)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/device.txt"
 make -j16 all progs >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 {
