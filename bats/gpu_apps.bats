@@ -8,19 +8,8 @@ setup() {
     require_gpu
 }
 
-# same_results APP ARGS...: plain and preloaded runs agree; leaves the preloaded run in $output.
-same_results() {
-    require_app "$1"
-    local app="$APPS/$1"; shift
-    run_both "$app" "$@"
-    # shown only when the test fails
-    printf '%s\n' "--- plain ($plain_status):" "$plain_output" "--- preloaded ($status):" "$output" "$stderr"
-    [ "$plain_status" -eq 0 ] || fail "the app fails without the library ($plain_status): $plain_output"
-    assert_equal "$status" "$plain_status"
-    plain_sum=$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')
-    assert_equal "$(field checksum)" "$plain_sum"
-    assert_equal "$(field result)" "OK"
-    # everything but the timing line is byte-identical
+# identical_output: besides the timing line, the two runs printed the same bytes.
+identical_output() {
     assert_equal "$(printf '%s\n' "$output" | grep -v '^time_us_per_iter:')" \
                  "$(printf '%s\n' "$plain_output" | grep -v '^time_us_per_iter:')"
 }
@@ -47,6 +36,7 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     local entries=$1; shift
     export AUTOGRAPH_DISABLE=1 AUTOGRAPH_STATS=1
     same_results "$@"
+    identical_output
     # shellcheck disable=SC2086
     seen_through $entries
 }
@@ -61,11 +51,11 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
 }
 @test "launch_ex: cudaLaunchKernelExC with attributes" {
     intercept "cuLaunchKernelEx cuLaunchKernel" launch_ex --iters=100
-    [ "$(output="$stderr" stat launches.cuLaunchKernelEx)" -gt 0 ]
+    [ "$(s launches.cuLaunchKernelEx)" -gt 0 ]
 }
 @test "driver_api: cuLaunchKernel (params and extra) and cuLaunchKernelEx, -lcuda" {
     intercept "cuLaunchKernel cuLaunchKernelEx" driver_api --iters=100
-    [ "$(output="$stderr" stat launches.cuLaunchKernelEx)" -gt 0 ]
+    [ "$(s launches.cuLaunchKernelEx)" -gt 0 ]
 }
 @test "driver_api, per-thread default stream build: _ptsz entry points" {
     intercept "cuLaunchKernel_ptsz cuLaunchKernelEx_ptsz" driver_api-ptsz --iters=100
@@ -84,7 +74,8 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
 @test "cublas_loop: cuBLAS launches are seen (through cuLaunchKernelEx)" {
     export AUTOGRAPH_DISABLE=1 AUTOGRAPH_STATS=1
     same_results cublas_loop --iters=50
-    [ "$(output="$stderr" stat launches.cuLaunchKernelEx)" -gt 0 ]
+    identical_output
+    [ "$(s launches.cuLaunchKernelEx)" -gt 0 ]
 }
 
 @test "PyTorch: matmul + elementwise loop, identical values, every launch seen" {
@@ -94,9 +85,9 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     printf '%s\n' "$plain_output" "---" "$output" "$stderr"
     assert_equal "$plain_status" 0
     assert_success
-    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
     # 8 layers: every Linear (cuBLAS) and every GELU launches at least one kernel per
     # iteration, 20 warm-up + 30 timed iterations: all of them seen
-    total=$(( $(output="$stderr" stat launches.cuLaunchKernel) + $(output="$stderr" stat launches.cuLaunchKernelEx) ))
+    total=$(( $(s launches.cuLaunchKernel) + $(s launches.cuLaunchKernelEx) ))
     [ "$total" -ge $((16 * 50)) ] || fail "only $total launches seen"
 }

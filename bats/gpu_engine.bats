@@ -9,20 +9,6 @@ setup() {
     export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
 }
 
-same_results() { # APP ARGS...
-    require_app "$1"
-    local app="$APPS/$1"; shift
-    run_both "$app" "$@"
-    # shown only when the test fails
-    printf '%s\n' "--- plain ($plain_status):" "$plain_output" "--- preloaded ($status):" "$output" "$stderr"
-    [ "$plain_status" -eq 0 ] || fail "the app fails without the library: $plain_output"
-    assert_equal "$status" "$plain_status"
-    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
-    assert_equal "$(field result)" "OK"
-}
-
-s() { output="$stderr" stat "$1"; }
-
 graphed() { # at least one graph built and replayed
     [ "$(s graphs.built)" -ge 1 ] || fail "no graph built: $stderr"
     [ "$(s graphs.replays)" -ge 1 ] || fail "no replay: $stderr"
@@ -125,7 +111,7 @@ graphed() { # at least one graph built and replayed
     printf '%s\n' "$plain_output" "---" "$output" "$stderr"
     assert_equal "$plain_status" 0
     assert_success
-    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
     graphed
     pct=$(s launches.replayed_percent)
     [ "${pct%.*}" -ge 50 ] || fail "only $pct% replayed: $stderr"

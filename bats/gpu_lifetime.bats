@@ -9,8 +9,6 @@ setup() {
     export AUTOGRAPH_BENEFIT=always
 }
 
-s() { output="$stderr" stat "$1"; }
-
 @test "exit with launches held: they still run before the process ends" {
     f="$BATS_TEST_TMPDIR/marker"
     run "$APPS/lifetime" --event=exit --file="$f" --iters=30
@@ -31,7 +29,7 @@ s() { output="$stderr" stat "$1"; }
     printf '%s\n' "$plain_output" "---" "$output" "$stderr"
     assert_equal "$plain_status" 0
     assert_success
-    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
     run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 "$APPS/lifetime" --event=fork --iters=60
     assert_success
     [ "$(s graphs.replays)" -ge 20 ]
@@ -44,7 +42,7 @@ s() { output="$stderr" stat "$1"; }
     printf '%s\n' "$plain_output" "---" "$output" "$stderr"
     assert_equal "$plain_status" 0
     assert_success
-    assert_equal "$(field checksum)" "$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')"
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
     run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 "$APPS/lifetime" --event=reset --iters=60
     assert_success
     [ "$(s cache.invalidations)" -ge 1 ]

@@ -7,8 +7,6 @@ setup() {
     require_app tiny
 }
 
-s() { output="$stderr" stat "$1"; }
-
 @test "AUTOGRAPH_PROFILE: the second run replays from the first occurrence" {
     prof="$BATS_TEST_TMPDIR/tiny.agp"
     args=(--n=64 --iters=12 --warmup=0)
@@ -66,7 +64,7 @@ s() { output="$stderr" stat "$1"; }
 @test "AUTOGRAPH_MAX_GRAPHS=1 evicts and stays correct" {
     require_app threads
     run_both "$APPS/threads" --iters=100
-    plain=$(printf '%s\n' "$plain_output" | awk '$1 == "checksum:" { print $2 }')
+    plain=$(plain_field checksum)
     run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always \
         AUTOGRAPH_MAX_GRAPHS=1 "$APPS/threads" --iters=100
     printf '%s\n' "$output" "$stderr"

@@ -41,3 +41,25 @@ run_both() {
     plain_status=$status plain_output=$output
     run --separate-stderr env LD_PRELOAD="$LIB" "$@"
 }
+
+# plain_field NAME: the same, from the run without the library (run_both).
+plain_field() {
+    printf '%s\n' "$plain_output" | awk -v k="$1:" '$1 == k { print $2; exit }'
+}
+
+# s NAME: a counter of the report on stderr of the last `run --separate-stderr`.
+s() { output="$stderr" stat "$1"; }
+
+# same_results APP ARGS...: the sample app runs without and with the library (run_both, with
+# the AUTOGRAPH_* variables of the caller) and both give exit code 0, result OK and the same
+# checksum. Leaves the preloaded run in $output / $stderr; prints both (shown on failure).
+same_results() {
+    require_app "$1"
+    local app="$APPS/$1"; shift
+    run_both "$app" "$@"
+    printf '%s\n' "--- plain ($plain_status):" "$plain_output" "--- preloaded ($status):" "$output" "$stderr"
+    [ "$plain_status" -eq 0 ] || fail "the app fails without the library ($plain_status)"
+    assert_equal "$status" "$plain_status"
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    assert_equal "$(field result)" "OK"
+}
