@@ -27,6 +27,10 @@ if [ "$what" != bench ]; then
     grep -E '^(not ok|ok|FAILED)' "$out/gpu-bats.tap" | grep -cE '^ok' | sed 's/^/passed: /'
     grep -E '^(not ok|FAILED)' "$out/gpu-bats.tap"
 fi
+if [ "$what" != bench ]; then
+    make demo >"$out/demo.txt" 2>&1 || echo "DEMO FAILED" >>"$out/demo.txt"
+    cat "$out/demo.txt"
+fi
 if [ "$what" != tests ]; then
     timeout 400 python3 bench/run.py ${BENCH_ARGS:-} --out "$out" >"$out/bench.txt" 2>&1
     tail -25 "$out/bench.txt"
