@@ -1,16 +1,23 @@
 /* See trace.h. */
 #include "trace.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include <nvtx3/nvToolsExt.h>
 
+static nvtxDomainHandle_t g_domain;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void create(void)
+{
+    g_domain = nvtxDomainCreateA("libautograph");
+}
+
 static nvtxDomainHandle_t domain(void)
 {
-    static nvtxDomainHandle_t d;
-    if (!d)
-        d = nvtxDomainCreateA("libautograph");
-    return d;
+    pthread_once(&g_once, create);
+    return g_domain;
 }
 
 void *ag_trace_name(uint64_t key, uint32_t len, const char *first)
