@@ -47,9 +47,10 @@ include bench/bench.mk
 deps:
 	@scripts/install-deps.sh
 
-# The README's test command: unit tests, CPU integration tests, then the GPU ones (which skip
-# with a reason where no GPU is visible).
-test: lib cli test-unit check-hooks test-cpu test-gpu
+# The README's test command: unit tests, CPU integration tests (the fake-driver harness
+# included), the short sanitizer and fuzzing runs, then the GPU tests (which skip with a
+# reason where no GPU is visible).
+test: lib cli test-unit check-hooks test-cpu test-sanitizers-short test-gpu
 
 check-hooks:
 	python3 tools/gen_hooks.py --check --cuda-include $(CUDA)/include

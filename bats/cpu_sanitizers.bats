@@ -12,8 +12,9 @@
 #   libasan that libautograph.so links, as ldd finds it).
 # SAN_STRESS: launches of the stress scenario (default 2000).
 # Without SAN_BUILD, or with the build absent, every test skips (bats bats/cpu_*.bats in
-# `make test-cpu` runs this file too). Run it with the *SAN_OPTIONS of tests/sanitize.mk, which
-# make every report fatal; each test also fails on any report in the output.
+# `make test-cpu` runs this file too). tests/sanitize.mk passes its *SAN_OPTIONS, which make
+# every report fatal; run alone, the ones not set get a fatal default with the suppressions of
+# tests/fuzz. Each test also fails on any report in the output.
 
 setup_file() {
     if [ -z "${SAN_BUILD:-}" ]; then
@@ -29,12 +30,18 @@ setup_file() {
         fi
     done
     if [ -z "${SAN_RUNTIME:-}" ]; then
-        SAN_RUNTIME="$(ldd "$SAN_BUILD/libautograph.so" | awk '$1 ~ /^lib(t|a)san\.so/ { print $3 }')"
+        SAN_RUNTIME="$(ldd "$SAN_BUILD/libautograph.so" |
+                       awk '$1 ~ /^lib(t|a)san\.so/ { print $3 }')"
         export SAN_RUNTIME
     fi
     if [ ! -e "${SAN_RUNTIME:-/nonexistent}" ]; then
         export SAN_MISSING="$SAN_BUILD/libautograph.so: no sanitizer runtime found (SAN_RUNTIME)"
     fi
+    local supp="$BATS_TEST_DIRNAME/../tests/fuzz"
+    export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:suppressions=$supp/tsan.supp}"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}"
+    export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}"
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 }
 
 setup() {

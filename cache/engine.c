@@ -116,9 +116,12 @@ static void hold_begin(ag_stream *st, uint64_t now)
     ag_watchdog_kick();
 }
 
+/* nheld and join_pending are written under the stream lock, and also read without it (the
+ * watchdog, the capture path) as a hint that is checked again under the lock: the writes are
+ * relaxed atomic stores, so such reads are not data races. */
 static void hold_end(ag_stream *st)
 {
-    st->nheld = 0;
+    __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
     st->cand = NULL;
     atomic_fetch_sub(&ag_nholding, 1);
@@ -131,7 +134,7 @@ static void sync_open(ag_stream *st)
     uint8_t open = st->nheld > 0 || (st->held && st->learn.len > 0);
     if (open == st->open || st->kind == AG_SK_DEAD || (!st->blocking && st->kind != AG_SK_LEGACY))
         return;
-    st->open = open;
+    __atomic_store_n(&st->open, open, __ATOMIC_RELAXED); /* read unlocked by flush_each */
     if (st->kind == AG_SK_LEGACY)
         atomic_store(&st->ci->legacy_open, open);
     else
@@ -174,7 +177,7 @@ static int hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, con
     r->shape_hash = h;
     r->lay = lay;
     r->entry = l->entry;
-    st->nheld++;
+    __atomic_store_n(&st->nheld, st->nheld + 1, __ATOMIC_RELAXED);
     ag_stat_inc(AG_ST_HELD);
     return 0;
 }
@@ -437,7 +440,7 @@ static void ptds_join(ag_stream *st)
 {
     if (st->join_pending) {
         ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
-        st->join_pending = 0;
+        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
     }
 }
 
@@ -466,7 +469,7 @@ static void ptds_redirect_end(ag_stream *st)
 {
     st->issue = st->handle;
     if (ag_drv.cuEventRecord(st->ev_side, st->side) == CUDA_SUCCESS)
-        st->join_pending = 1;
+        __atomic_store_n(&st->join_pending, 1, __ATOMIC_RELAXED);
     else /* cannot happen short of a dead context; the owner then waits for everything */
         ag_drv.cuStreamSynchronize(st->side);
     ag_stat_inc(AG_ST_FL_REDIRECT);
@@ -582,7 +585,8 @@ CUresult ag_launch_kernel(const ag_launch *l)
         /* the application is capturing somewhere: hold nothing, learn nothing, ask the driver
          * nothing (a question about a capturing stream can invalidate the capture) */
         ag_stream *st = ag_stream_find(l->stream, ptsz);
-        if (st && (st->nheld || st->join_pending)) {
+        if (st && (__atomic_load_n(&st->nheld, __ATOMIC_RELAXED) ||
+                   __atomic_load_n(&st->join_pending, __ATOMIC_RELAXED))) {
             /* held before the capture began (this thread raced the capture's flush): what is
              * held goes first, never overtaken */
             ag_lock(&st->mu);
@@ -643,7 +647,8 @@ static void flush_each(ag_stream *st, void *arg)
     const flush_req *q = arg;
     if (q->ci && st->ci != q->ci)
         return;
-    if (q->blocking_only && (st->kind == AG_SK_LEGACY || !st->blocking || !st->open))
+    if (q->blocking_only && (st->kind == AG_SK_LEGACY || !st->blocking ||
+                             !__atomic_load_n(&st->open, __ATOMIC_RELAXED)))
         return;
     if (st->kind == AG_SK_DEAD)
         return;

@@ -89,6 +89,8 @@ static int parse_int(const char *s, int sized, long long *out)
     long long v = strtoll(s, &end, 10);
     if (end == s || errno)
         return -1;
+    if (sized && v < 0)
+        return -1; /* sizes are never negative (and must not overflow below) */
     if (sized && *end) {
         long long mul = 1;
         switch (toupper((unsigned char)*end)) {

@@ -2,7 +2,9 @@
 # Installs the Debian packages libautograph needs to build and test (the CUDA toolkit itself
 # is expected at /usr/local/cuda). Does nothing when they are all there.
 set -euo pipefail
-pkgs=(make gcc python3 uthash-dev libxxhash-dev bats bats-support bats-assert)
+# clang + libclang-rt-dev: libFuzzer for `make fuzz` (tests/sanitize.mk); gcc brings the
+# ThreadSanitizer / AddressSanitizer / UBSan runtimes `make check-sanitizers` uses.
+pkgs=(make gcc python3 uthash-dev libxxhash-dev bats bats-support bats-assert clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

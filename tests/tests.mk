@@ -44,3 +44,5 @@ $(BUILD)/tests/procaddr: tests/progs/procaddr.c tests/fakecuda/fakecuda.h $(FAKE
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(BUILD)/fakecuda -lcuda \
 	    -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -ldl
 progs: $(BUILD)/tests/procaddr
+
+-include tests/sanitize.mk

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "fc_internal.h"
@@ -529,10 +530,21 @@ static fc_stream *reuse_stream(fc_ctx *c, unsigned flags, int prio)
     if (!g_reuse)
         return NULL;
     fc_stream *hit = NULL;
+    int busy = 1;
+    /* a dying stream's lock may be held for a moment by its finishing worker: look again
+     * rather than skip it (the unload scenario counts on the handle coming back) */
+    for (int attempt = 0; !hit && busy && attempt < 1000; attempt++) {
+    if (attempt)
+        usleep(100);
+    busy = 0;
     pthread_mutex_lock(&c->mu);
     for (fc_stream *t = c->streams; t && !hit; t = t->ctx_next) {
-        if (t->kind != FC_S_REGULAR || pthread_mutex_trylock(&t->mu))
+        if (t->kind != FC_S_REGULAR)
             continue;
+        if (pthread_mutex_trylock(&t->mu)) {
+            busy |= t->dying;
+            continue;
+        }
         if (t->dying && atomic_load(&t->done) == atomic_load(&t->enq)) {
             hit = t;
             t->dying = 0;
@@ -548,6 +560,7 @@ static fc_stream *reuse_stream(fc_ctx *c, unsigned flags, int prio)
         pthread_mutex_unlock(&t->mu);
     }
     pthread_mutex_unlock(&c->mu);
+    }
     return hit;
 }
 

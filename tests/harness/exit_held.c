@@ -42,6 +42,7 @@ int main(int argc, char **argv)
         HX_ASSERT(log->cap == cap, "exit_held: %s was not written by this program", path);
         hx_log_expect(log, 0, exp, n, "exit_held: after exit", iters);
         printf("PASS exit_held check (%u launches ran)\n", n);
+        free(exp);
         return 0;
     }
     hx_log_init(log, cap);
