@@ -73,3 +73,19 @@ setup() {
         fi
     done
 }
+
+@test "stress on the GPU: 8 threads + the legacy stream, more than 10^6 launches, exact" {
+    require_app threads
+    # (iters + warmup) * n * (threads + legacy) = 14010 * 8 * 9 = 1,008,720 launches
+    run_both timeout 300 "$APPS/threads" --threads=8 --legacy=1 --n=8 --iters=14000
+    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    [ "$(field launches)" -ge 1000000 ]
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_DISABLE=0 \
+        timeout 300 "$APPS/threads-ptsz" --threads=8 --legacy=1 --n=8 --iters=14000
+    assert_success
+    assert_equal "$(field result)" OK
+    [ "$(s graphs.replays)" -ge 100000 ] || fail "$stderr"
+}
