@@ -241,6 +241,8 @@ static ag_tmpl *exact_template(ag_stream *st)
 static ag_tmpl *find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                            const CUlaunchAttribute *at)
 {
+    if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
+        return NULL;
     ag_bucket *b = bucket_of(st, h);
     for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
         if (node_matches(T, 0, sh, h, at) && ag_benefit_want_graph(&T->ben))
@@ -380,6 +382,7 @@ static void insert_template(ag_stream *st, ag_tmpl *T)
     }
     T->next_first = b->head;
     b->head = T;
+    st->first_bits[(T->first_hash >> 6) & 3] |= 1ull << (T->first_hash & 63);
     T->next_all = st->tmpls;
     st->tmpls = T;
     st->ntmpl++;
@@ -728,6 +731,7 @@ static void empty_state(ag_stream *st)
         HASH_DEL(st->buckets, b);
         free(b);
     }
+    memset(st->first_bits, 0, sizeof st->first_bits);
     if (st->held) {
         ag_learn_free(&st->learn);
         free(st->held);

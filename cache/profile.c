@@ -38,6 +38,12 @@ static ag_pseq *g_seqs;          /* everything loaded */
 static ag_pseq *g_kept;          /* learned by streams that are gone (destroyed, unloaded) */
 static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_live;        /* loaded sequences not yet failed out */
+static uint64_t g_first_bits[4];  /* like ag_stream.first_bits, for the loaded sequences */
+
+static uint64_t first_key(const ag_pshape *p)
+{
+    return ag_hash(p, sizeof *p);
+}
 
 void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
 {
@@ -63,6 +69,9 @@ int ag_profile_node_is(const ag_pseq *q, uint32_t k, const ag_pshape *p)
 
 ag_pseq *ag_profile_first(const ag_pshape *p)
 {
+    uint64_t k = first_key(p);
+    if (!(g_first_bits[(k >> 6) & 3] & (1ull << (k & 63))))
+        return NULL;
     for (ag_pseq *q = g_seqs; q; q = q->next)
         if (q->trusted && atomic_load(&q->fails) < MAX_FAILS && !memcmp(&q->nodes[0], p, sizeof *p))
             return q;
@@ -164,8 +173,11 @@ void ag_profile_load(void)
     }
     fclose(f);
     int live = 0;
-    for (ag_pseq *x = g_seqs; x; x = x->next)
+    for (ag_pseq *x = g_seqs; x; x = x->next) {
+        uint64_t k = first_key(&x->nodes[0]);
+        g_first_bits[(k >> 6) & 3] |= 1ull << (k & 63);
         live += x->trusted;
+    }
     atomic_store(&g_live, live);
     ag_stat_add(AG_ST_PROFILE_LOADED, (uint64_t)n);
     if (bad)

@@ -107,6 +107,8 @@ typedef struct ag_stream {
     /* what is learned */
     ag_learn learn;
     ag_bucket *buckets;
+    uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
+                                      * start none, and this says so without a lookup */
     ag_tmpl *tmpls;                  /* all templates of this stream */
     uint32_t ntmpl;
     ag_tmpl *lru_head, *lru_tail;
