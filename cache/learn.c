@@ -159,10 +159,7 @@ int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0
     L->hashes[L->len] = hash;
     L->len++;
     L->since_order++;
-    /* periods only ever decide cuts in long stretches without an ordering point (cut_here):
-     * streams that synchronise often skip the tracking altogether */
-    if (L->since_order > L->max_nodes / 2)
-        track_period(L, hash);
+    track_period(L, hash);
     return cut_here(L) ? close_segment(L, c) : 0;
 }
 

@@ -69,9 +69,9 @@ static ag_stream *create_state(const ag_skey *k, int kind)
 
 int ag_stream_prepare(ag_stream *st)
 {
+    uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (st->held)
         return 0;
-    uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
         return -1;
     if (!(st->held = calloc(max, sizeof *st->held))) {
