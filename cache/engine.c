@@ -26,11 +26,6 @@
 /* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
 #define AG_MAX_TEMPLATES 2048
 
-const char *const ag_entry_names[AG_ENTRY_COUNT] = {
-    "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
-    "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
-};
-
 atomic_int ag_state;            /* enum ag_engine_state */
 static atomic_int g_captures;   /* application stream captures in progress */
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
@@ -774,7 +769,6 @@ static struct {
     uint64_t thread;
 } g_capturing[MAX_CAPTURES];
 static pthread_mutex_t g_cap_mu = PTHREAD_MUTEX_INITIALIZER;
-static __thread int t_capture_id;
 
 void ag_order_capture_begin(CUstream s, int ptsz)
 {
@@ -792,14 +786,12 @@ void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r)
         atomic_fetch_sub(&g_captures, 1);
         return;
     }
-    if (!t_capture_id)
-        t_capture_id = (int)(uintptr_t)&t_capture_id; /* distinct per thread */
     CUstream k = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
     pthread_mutex_lock(&g_cap_mu);
     for (int i = 0; i < MAX_CAPTURES; i++)
         if (!g_capturing[i].s) {
             g_capturing[i].s = k;
-            g_capturing[i].thread = k == CU_STREAM_PER_THREAD ? (uint64_t)t_capture_id : 0;
+            g_capturing[i].thread = k == CU_STREAM_PER_THREAD ? ag_thread_id() : 0;
             break;
         }
     /* no free slot: the count stays up and launches keep passing through -- safe */
@@ -809,7 +801,7 @@ void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r)
 void ag_order_capture_end_done(CUstream s, int ptsz)
 {
     CUstream k = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
-    uint64_t th = k == CU_STREAM_PER_THREAD ? (uint64_t)t_capture_id : 0;
+    uint64_t th = k == CU_STREAM_PER_THREAD ? ag_thread_id() : 0;
     pthread_mutex_lock(&g_cap_mu);
     for (int i = 0; i < MAX_CAPTURES; i++)
         if (g_capturing[i].s == k && g_capturing[i].thread == th) {

@@ -18,7 +18,6 @@ enum ag_entry {
     AG_ENTRY_COOP_PTSZ,      /* cuLaunchCooperativeKernel_ptsz */
     AG_ENTRY_COUNT
 };
-extern const char *const ag_entry_names[AG_ENTRY_COUNT];
 
 /* One launch as the application made it; pointers are only valid during the call. */
 typedef struct ag_launch {
