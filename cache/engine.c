@@ -171,7 +171,6 @@ static int hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, con
     r->shape = *sh;
     r->shape_hash = h;
     r->lay = lay;
-    r->entry = l->entry;
     __atomic_store_n(&st->nheld, st->nheld + 1, __ATOMIC_RELAXED);
     ag_stat_inc(AG_ST_HELD);
     return 0;

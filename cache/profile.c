@@ -60,7 +60,6 @@ void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
 
 int ag_profile_active(void) { return atomic_load_explicit(&g_live, memory_order_relaxed) > 0; }
 uint32_t ag_profile_len(const ag_pseq *q) { return q->len; }
-int ag_profile_trusted(const ag_pseq *q) { return q->trusted; }
 
 int ag_profile_node_is(const ag_pseq *q, uint32_t k, const ag_pshape *p)
 {

@@ -30,8 +30,6 @@ int ag_profile_active(void);
 ag_pseq *ag_profile_first(const ag_pshape *p);
 uint32_t ag_profile_len(const ag_pseq *q);
 int ag_profile_node_is(const ag_pseq *q, uint32_t k, const ag_pshape *p);
-/* Whether graphs won for it when it was measured. */
-int ag_profile_trusted(const ag_pseq *q);
 /* A provisional hold on it broke off / completed. */
 void ag_profile_failed(ag_pseq *q);
 void ag_profile_used(ag_pseq *q);

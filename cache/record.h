@@ -34,7 +34,6 @@ typedef struct ag_rec {
     const ag_layout *lay;
     uint32_t blob;            /* offset of the parameter block in the stream's arena */
     uint32_t attrs;           /* offset of nattrs CUlaunchAttribute in the arena */
-    uint8_t entry;            /* enum ag_entry it came through */
 } ag_rec;
 
 /* Whether a launch attribute can live in a graph kernel node. Launch-only ones (programmatic
