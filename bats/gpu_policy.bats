@@ -80,3 +80,16 @@ setup() {
     [[ "$stderr" == *"autograph: graph built for sequence"* ]]
     ! grep -qv '^autograph: ' <<<"$stderr"
 }
+
+@test "learning rests on a never-repeating program, never on a regular one; results exact" {
+    require_app irregular
+    # ~51000 launches that never repeat, synchronising often: learns 2048, rests 2048, learns
+    # 2048, rests 4096, ...
+    AUTOGRAPH_STATS=1 same_results irregular --iters=6000
+    [ "$(s learning.rests)" -ge 4 ] || fail "rests: $(s learning.rests)"
+    [ "$(s launches.learning_rested)" -ge 30000 ] || fail "rested: $(s launches.learning_rested)"
+    # 64 kernels + sync, 130000 launches: graphed throughout, never resting
+    AUTOGRAPH_STATS=1 same_results tiny --n=64 --iters=2000
+    assert_equal "$(s learning.rests)" 0
+    [ "$(s graphs.replays)" -ge 1900 ] || fail "replays: $(s graphs.replays)"
+}

@@ -40,8 +40,12 @@ def workloads(build, quick):
     W.append(("P4b", "tiny N=16 with 20 us of host work between launches",
               [k + "/tiny", "--n=16", "--host-us=20", "--iters=%d" % (100 if quick else 400),
                "--warmup=50"], False))
-    W.append(("P4c", "irregular, never-repeating launch stream",
+    # irregular: the short run is all learning (a stream's first windows always learn); the
+    # long one is what a long-running irregular program sees once learning rests
+    W.append(("P4c", "irregular, never-repeating launch stream, ~9000 launches",
               [k + "/irregular", "--iters=%d" % it, "--warmup=50"], False))
+    W.append(("P4c", "irregular, never-repeating launch stream, ~85000 launches",
+              [k + "/irregular", "--iters=%d" % (it * 10), "--warmup=50"], False))
     for size in (64, 128, 256, 512):
         W.append(("P5", "cuBLAS sgemm %d^3 + a small kernel, sync every iteration" % size,
                   [k + "/cublas_loop", "--size=%d" % size, "--iters=%d" % (it // 2), "--warmup=50"], True))

@@ -124,10 +124,11 @@ static void hold_end(ag_stream *st)
 
 /* Publishes whether st is open (holds, or has a learning segment under way), for the legacy
  * stream rule of the other side. Called with st->mu held, after every change. */
-static void sync_open(ag_stream *st)
+static inline void sync_open(ag_stream *st)
 {
     uint8_t open = st->nheld > 0 || (st->held && st->learn.len > 0);
-    if (open == st->open || st->kind == AG_SK_DEAD || (!st->blocking && st->kind != AG_SK_LEGACY))
+    if (__builtin_expect(open == st->open, 1) || st->kind == AG_SK_DEAD ||
+        (!st->blocking && st->kind != AG_SK_LEGACY))
         return;
     __atomic_store_n(&st->open, open, __ATOMIC_RELAXED); /* read unlocked by flush_each */
     if (st->kind == AG_SK_LEGACY)
@@ -307,11 +308,12 @@ static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
 static void complete(ag_stream *st)
 {
     ag_tmpl *T = st->cand;
+    uint32_t n = st->nheld;
     int built = 0;
     if (T->prof && !(T = st->cand = adopt_provisional(st, T))) {
         issue_held(st);
         hold_end(st);
-        ag_learn_replayed(&st->learn);
+        ag_learn_replayed(&st->learn, n);
         return;
     }
     if (ag_tmpl_replay(st, T, &built) == 0) {
@@ -324,7 +326,7 @@ static void complete(ag_stream *st)
     }
     hold_end(st);
     if (st->held)
-        ag_learn_replayed(&st->learn);
+        ag_learn_replayed(&st->learn, n);
 }
 
 void ag_flush_locked(ag_stream *st, enum ag_stat reason)
@@ -415,10 +417,16 @@ static void on_closed(ag_stream *st, const ag_closed *c)
 static void learn_push(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now)
 {
     ag_closed c;
+    uint32_t rests = st->learn.rests;
     if (ag_learn_starting(&st->learn) && !now)
         now = ag_now_ns();
     if (ag_learn_push(&st->learn, h, sh, now, &c))
         on_closed(st, &c);
+    if (__builtin_expect(st->learn.rests != rests, 0)) {
+        ag_stat_inc(AG_ST_RESTS);
+        ag_log(AG_LOG_DEBUG, "stream %p: nothing repeated in the last %u launches; learning "
+               "rests for %u launches", (void *)st->handle, AG_LEARN_WINDOW, st->learn.rest_left);
+    }
 }
 
 void ag_order_locked(ag_stream *st, enum ag_stat reason)
@@ -476,7 +484,16 @@ static void ptds_redirect_end(ag_stream *st)
 
 /* Work on a blocking stream waits for the legacy default stream of its context and vice
  * versa: so before anything is issued or held on one side, the other side must not hold. */
-static void cross_flush(ag_stream *st);
+static void cross_flush_slow(ag_stream *st);
+
+static inline void cross_flush(ag_stream *st)
+{
+    ag_ctxinfo *ci = st->ci;
+    if (st->kind == AG_SK_LEGACY ? atomic_load_explicit(&ci->blocking_open, memory_order_acquire) != 0
+                                 : st->blocking &&
+                                       atomic_load_explicit(&ci->legacy_open, memory_order_acquire))
+        cross_flush_slow(st);
+}
 
 /* A profile sequence that starts with this launch: held for the first time, its template is
  * made when it completes. */
@@ -503,10 +520,16 @@ static ag_tmpl *discard_provisional(ag_tmpl *T)
 
 static CUresult launch_locked(ag_stream *st, const ag_launch *l)
 {
-    if (st->kind == AG_SK_DEAD || ag_stream_prepare(st))
+    if (st->kind == AG_SK_DEAD)
         return passthrough(l);
     if (st->kind == AG_SK_PTDS)
         ptds_join(st);
+    if (!st->nheld && ag_learn_resting(&st->learn)) {
+        ag_stat_inc(AG_ST_RESTED);
+        return passthrough(l);
+    }
+    if (ag_stream_prepare(st))
+        return passthrough(l);
     const ag_layout *lay = ag_layout_get(l->f);
     ag_shape sh;
     CUlaunchAttribute at[AG_MAX_ATTRS];
@@ -660,15 +683,13 @@ void ag_flush_all(enum ag_stat reason)
     ag_streams_each(flush_each, &q);
 }
 
-static void cross_flush(ag_stream *st)
+static __attribute__((noinline)) void cross_flush_slow(ag_stream *st)
 {
     ag_ctxinfo *ci = st->ci;
     if (st->kind == AG_SK_LEGACY) {
-        if (atomic_load_explicit(&ci->blocking_open, memory_order_acquire)) {
-            flush_req q = { ci, 1, AG_ST_FL_CROSS };
-            ag_streams_each(flush_each, &q);
-        }
-    } else if (st->blocking && atomic_load_explicit(&ci->legacy_open, memory_order_acquire)) {
+        flush_req q = { ci, 1, AG_ST_FL_CROSS };
+        ag_streams_each(flush_each, &q);
+    } else {
         pthread_mutex_lock(&ag_registry_mu); /* keeps ci->legacy alive */
         ag_stream *lg = ci->legacy;
         if (lg) {

@@ -12,6 +12,8 @@ int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t mi
     L->max_nodes = max_nodes;
     L->min_len = min_len;
     L->min_repeats = min_repeats;
+    L->rest_next = AG_LEARN_WINDOW_SHORT;
+    L->win_len = AG_LEARN_WINDOW_SHORT;
     L->shapes = malloc(max_nodes * sizeof *L->shapes);
     L->hashes = malloc(max_nodes * sizeof *L->hashes);
     L->ring = calloc(AG_LEARN_RING, sizeof *L->ring);
@@ -99,6 +101,8 @@ static int close_segment(ag_learn *L, ag_closed *c)
     }
     if (s->count < UINT32_MAX)
         s->count++;
+    if (s->count > 1)
+        L->win_rep += len;
     c->s = s;
     c->shapes = L->shapes;
     c->hashes = L->hashes;
@@ -151,6 +155,34 @@ static int cut_here(const ag_learn *L)
     return r == 0 || r % m == 0;
 }
 
+/* Forgets the period and makes every remembered position stale: what comes next is not
+ * contiguous with what came before. */
+static void period_restart(ag_learn *L)
+{
+    L->period = L->run = 0;
+    L->period_active = 0;
+    L->pos += AG_LEARN_RING;
+}
+
+/* The end of a window: rest when it bore no fruit. */
+static void window_end(ag_learn *L)
+{
+    int fruitless = (uint64_t)L->win_rep * AG_LEARN_FRUIT < L->win_n;
+    L->win_n = L->win_rep = 0;
+    L->win_len = AG_LEARN_WINDOW_SHORT;
+    if (!fruitless) {
+        L->rest_next = AG_LEARN_WINDOW_SHORT;
+        return;
+    }
+    L->rest_left = L->rest_next;
+    if (L->rest_next < AG_LEARN_REST_MAX)
+        L->rest_next *= 2;
+    L->rests++;
+    L->len = 0; /* the open segment is dropped: its continuation will not be seen */
+    L->since_order = 0;
+    period_restart(L);
+}
+
 int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0, ag_closed *c)
 {
     if (L->len == 0)
@@ -159,17 +191,31 @@ int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0
     L->hashes[L->len] = hash;
     L->len++;
     L->since_order++;
-    track_period(L, hash);
-    return cut_here(L) ? close_segment(L, c) : 0;
+    /* periods only ever decide cuts in long stretches without an ordering point (cut_here):
+     * streams that synchronise often skip the tracking altogether */
+    if (L->since_order > L->max_nodes / 2) {
+        track_period(L, hash);
+        L->win_len = AG_LEARN_WINDOW; /* a long stretch: periods need the long window */
+    }
+    int closed = cut_here(L) ? close_segment(L, c) : 0;
+    if (++L->win_n >= L->win_len)
+        window_end(L);
+    return closed;
 }
 
 int ag_learn_order(ag_learn *L, ag_closed *c)
 {
+    if (L->since_order > L->max_nodes / 2)
+        period_restart(L); /* tracking stops here and starts afresh in the next long stretch */
     L->since_order = 0;
     return L->len ? close_segment(L, c) : 0;
 }
 
-void ag_learn_replayed(ag_learn *L)
+void ag_learn_replayed(ag_learn *L, uint32_t n)
 {
     L->len = 0;
+    L->win_n += n;
+    L->win_rep += n;
+    if (L->win_n >= L->win_len)
+        window_end(L);
 }

@@ -27,6 +27,24 @@ typedef struct ag_sighting {
 #define AG_LEARN_RING 4096   /* longest period detected: AG_LEARN_RING - 1 launches */
 #define AG_LEARN_LAST 1024   /* slots of the shape -> last position table */
 
+/* Resting. On a stream where nothing repeats, learning costs every launch something and finds
+ * nothing. So launches are judged in windows: when less than 1/AG_LEARN_FRUIT of a window's
+ * launches belonged to a segment seen before or to a replayed graph, the learner rests -- the
+ * engine passes the next launches straight through -- and then learns for another window. The
+ * rest starts at AG_LEARN_WINDOW_SHORT launches, doubles after each fruitless window up to
+ * AG_LEARN_REST_MAX, and starts over after a fruitful one. Sightings outlive rests, so a
+ * sequence seen before a rest counts as seen again after it.
+ *
+ * A window is AG_LEARN_WINDOW_SHORT launches when every stretch between ordering points in it
+ * was short (segments decide, and a repeating segment shows within a window or the next); it
+ * grows to AG_LEARN_WINDOW once a long stretch shows, where periods decide the cuts: long
+ * enough for the longest period to be found (two copies) and a chunk of it seen again (a
+ * third). */
+#define AG_LEARN_WINDOW_SHORT 2048
+#define AG_LEARN_WINDOW (4 * AG_LEARN_RING)
+#define AG_LEARN_REST_MAX (16 * AG_LEARN_WINDOW)
+#define AG_LEARN_FRUIT 16
+
 typedef struct ag_learn {
     uint32_t max_nodes, min_len, min_repeats;
     /* the open segment */
@@ -44,6 +62,12 @@ typedef struct ag_learn {
     /* sightings */
     ag_sighting *sightings;
     uint32_t nsightings;
+    /* resting (see above) */
+    uint32_t win_n, win_rep;  /* launches in this window; of them, in repeated segments */
+    uint32_t win_len;         /* the window's length: short, or long once a long stretch shows */
+    uint32_t rest_left;       /* launches still to pass untouched */
+    uint32_t rest_next;       /* length of the next rest */
+    uint32_t rests;           /* rests begun */
 } ag_learn;
 
 /* What a closed segment was. */
@@ -68,8 +92,19 @@ int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0
  * to count. */
 int ag_learn_order(ag_learn *L, ag_closed *c);
 
-/* A graph was replayed: the open segment ends without counting (it was the graph's). */
-void ag_learn_replayed(ag_learn *L);
+/* A graph of n launches was replayed: the open segment ends without counting (it was the
+ * graph's); the launches count as repeated ones for the window. */
+void ag_learn_replayed(ag_learn *L, uint32_t n);
+
+/* True while the learner rests; the engine then passes the launch through untouched (it holds
+ * nothing then: rests begin only between holds). Counts the launch off the rest. */
+static inline int ag_learn_resting(ag_learn *L)
+{
+    if (__builtin_expect(!L->rest_left, 1))
+        return 0;
+    L->rest_left--;
+    return 1;
+}
 
 /* Forgets every sighting (and their template links). */
 void ag_learn_forget(ag_learn *L);

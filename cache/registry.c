@@ -13,7 +13,8 @@ atomic_int ag_nholding;
 
 static ag_stream *g_table;
 static ag_stream *g_retired;
-static atomic_ulong g_gen = 1;
+atomic_ulong ag_registry_gen = 1;
+__thread ag_stream_last ag_t_last __attribute__((tls_model("initial-exec")));
 
 #define MAX_CTX 64
 static ag_ctxinfo g_ctx[MAX_CTX];
@@ -69,9 +70,9 @@ static ag_stream *create_state(const ag_skey *k, int kind)
 
 int ag_stream_prepare(ag_stream *st)
 {
-    uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (st->held)
         return 0;
+    uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
         return -1;
     if (!(st->held = calloc(max, sizeof *st->held))) {
@@ -83,12 +84,18 @@ int ag_stream_prepare(ag_stream *st)
 
 static ag_stream *lookup(const ag_skey *k, int kind, int create)
 {
-    unsigned long gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    unsigned long gen = atomic_load_explicit(&ag_registry_gen, memory_order_acquire);
     uintptr_t hv = (uintptr_t)k->stream ^ ((uintptr_t)k->ctx >> 4) ^ (uintptr_t)k->thread;
     unsigned i = (unsigned)((hv >> 4) ^ (hv >> 11)) & (TCACHE - 1);
     if (t_cache[i].gen == gen && t_cache[i].key.stream == k->stream &&
-        t_cache[i].key.ctx == k->ctx && t_cache[i].key.thread == k->thread)
+        t_cache[i].key.ctx == k->ctx && t_cache[i].key.thread == k->thread) {
+        if (kind == AG_SK_REGULAR) {
+            ag_t_last.stream = k->stream;
+            ag_t_last.gen = gen;
+            ag_t_last.st = t_cache[i].st;
+        }
         return t_cache[i].st;
+    }
 
     ag_stream *st;
     pthread_mutex_lock(&ag_registry_mu);
@@ -123,11 +130,16 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
             free(n);
         }
     }
-    gen = atomic_load_explicit(&g_gen, memory_order_acquire);
+    gen = atomic_load_explicit(&ag_registry_gen, memory_order_acquire);
     pthread_mutex_unlock(&ag_registry_mu);
     t_cache[i].key = *k;
     t_cache[i].gen = gen;
     t_cache[i].st = st;
+    if (kind == AG_SK_REGULAR) {
+        ag_t_last.stream = k->stream;
+        ag_t_last.gen = gen;
+        ag_t_last.st = st;
+    }
     return st;
 }
 
@@ -138,7 +150,7 @@ uint64_t ag_thread_id(void)
     return t_tid;
 }
 
-static ag_stream *of(CUstream s, int ptsz, int create)
+ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create)
 {
     ag_skey k = { s, NULL, 0 };
     int kind = AG_SK_REGULAR;
@@ -158,15 +170,6 @@ static ag_stream *of(CUstream s, int ptsz, int create)
     return lookup(&k, kind, create);
 }
 
-ag_stream *ag_stream_of(CUstream s, int ptsz)
-{
-    return of(s, ptsz, 1);
-}
-
-ag_stream *ag_stream_find(CUstream s, int ptsz)
-{
-    return of(s, ptsz, 0);
-}
 
 void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg)
 {
@@ -196,7 +199,7 @@ void ag_stream_retire(ag_stream *st, void (*empty)(ag_stream *))
     HASH_FIND(hh, g_table, &st->key, sizeof st->key, cur);
     if (cur == st)
         retire_locked(st, empty);
-    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&ag_registry_gen, 1, memory_order_release);
     pthread_mutex_unlock(&ag_registry_mu);
 }
 
@@ -205,6 +208,6 @@ void ag_streams_retire_all(void (*empty)(ag_stream *))
     ag_stream *st, *tmp;
     pthread_mutex_lock(&ag_registry_mu);
     HASH_ITER(hh, g_table, st, tmp) retire_locked(st, empty);
-    atomic_fetch_add_explicit(&g_gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&ag_registry_gen, 1, memory_order_release);
     pthread_mutex_unlock(&ag_registry_mu);
 }

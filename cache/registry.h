@@ -7,14 +7,43 @@
 
 #include "stream.h"
 
+/* The lookup behind the two below. */
+ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create);
+
+/* The created stream this thread looked up last: programs mostly launch on one stream in a
+ * row, and this answers them in a few instructions, before any other cache. */
+typedef struct ag_stream_last {
+    CUstream stream;
+    unsigned long gen;
+    ag_stream *st;
+} ag_stream_last;
+extern __thread ag_stream_last ag_t_last __attribute__((tls_model("initial-exec")));
+extern atomic_ulong ag_registry_gen;
+
+static inline ag_stream *ag_stream_last_hit(CUstream s)
+{
+    if ((uintptr_t)s > (uintptr_t)CU_STREAM_PER_THREAD && ag_t_last.stream == s &&
+        ag_t_last.gen == atomic_load_explicit(&ag_registry_gen, memory_order_acquire))
+        return ag_t_last.st;
+    return NULL;
+}
+
 /* The state for stream s as passed to a call through a plain (ptsz 0) or per-thread (ptsz 1)
  * entry point; created on first sight. NULL when the driver does not know the stream (the
  * call then passes through and gets the driver's error), or when out of memory. */
-ag_stream *ag_stream_of(CUstream s, int ptsz);
+static inline ag_stream *ag_stream_of(CUstream s, int ptsz)
+{
+    ag_stream *st = ag_stream_last_hit(s);
+    return st ? st : ag_stream_lookup(s, ptsz, 1);
+}
 
 /* The same, but never creating a state (so never asking the driver about the stream): while
  * the application captures, such questions could invalidate its capture. */
-ag_stream *ag_stream_find(CUstream s, int ptsz);
+static inline ag_stream *ag_stream_find(CUstream s, int ptsz)
+{
+    ag_stream *st = ag_stream_last_hit(s);
+    return st ? st : ag_stream_lookup(s, ptsz, 0);
+}
 
 /* A number for the calling thread, unique for the life of the process. */
 uint64_t ag_thread_id(void);

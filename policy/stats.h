@@ -21,8 +21,10 @@
     X(OPAQUE, "launches.ungraphable", "launches that cannot go into a graph (attributes, "   \
                                           "filters, unknown layout)")                          \
     X(CAPTURED, "launches.in_app_capture", "launches while the application captures a graph") \
+    X(RESTED, "launches.learning_rested", "launches passed untouched while learning rested")  \
     X(SEQ_SEEN, "sequences.seen", "distinct launch sequences counted")                       \
     X(SEQ_TEMPLATES, "sequences.templates", "sequences seen often enough to be graphed")     \
+    X(RESTS, "learning.rests", "rests begun on streams where nothing repeated")              \
     X(GRAPH_BUILT, "graphs.built", "graphs built and instantiated")                          \
     X(GRAPH_LAUNCHES, "graphs.replays", "graph launches (replays)")                          \
     X(GRAPH_EVICTED, "graphs.evicted", "graphs destroyed to stay within the cache limits")   \

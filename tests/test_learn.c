@@ -142,7 +142,7 @@ static void test_replay_resets(void)
     ag_learn_init(&L, 16, 2, 3);
     push(&L, 1, &c);
     push(&L, 2, &c);
-    ag_learn_replayed(&L);
+    ag_learn_replayed(&L, 2);
     CHECK(ag_learn_starting(&L));
     CHECK(!ag_learn_order(&L, &c)); /* the replayed launches were not counted */
     CHECK_EQ(L.nsightings, 0);
@@ -164,6 +164,125 @@ static void test_pruning(void)
     ag_learn_free(&L);
 }
 
+/* Drives the learner as the engine does: a resting learner is not shown the launch. Kernel
+ * k(i) for launch i, an ordering point after launch i when sync(i). Returns launches rested. */
+static long drive(ag_learn *L, long from, long n, int (*k)(long), int (*sync)(long))
+{
+    ag_closed c;
+    long rested = 0;
+    for (long i = from; i < from + n; i++) {
+        if (ag_learn_resting(L)) {
+            rested++;
+            continue;
+        }
+        push(L, k(i), &c);
+        if (sync(i))
+            ag_learn_order(L, &c);
+    }
+    return rested;
+}
+
+static uint64_t rng(long i)
+{
+    uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return x ^ (x >> 29);
+}
+static int k_random(long i) { return (int)(rng(i) % 384); }
+static int sync_random(long i) { return rng(i + 1000000007) % 5 == 0; }
+static int k_loop10(long i) { return (int)(i % 10); }
+static int sync_loop10(long i) { return i % 10 == 9; }
+static int k_period4000(long i) { return (int)(i % 4000); }
+static int k_period4095(long i) { return (int)(i % 4095); }
+static int sync_never(long i) { (void)i; return 0; }
+
+static void test_rest_when_nothing_repeats(void)
+{
+    ag_learn L;
+    ag_learn_init(&L, 128, 2, 3);
+    const long S = AG_LEARN_WINDOW_SHORT;
+    /* synchronising often: short windows. The first one learns, then the learner rests one
+     * window, learns one, rests two, ... */
+    CHECK_EQ(drive(&L, 0, S, k_random, sync_random), 0);
+    CHECK_EQ(L.rests, 1);
+    CHECK(ag_learn_starting(&L)); /* the open segment was dropped */
+    CHECK_EQ(drive(&L, S, S, k_random, sync_random), S);
+    CHECK_EQ(drive(&L, 2 * S, S, k_random, sync_random), 0);
+    CHECK_EQ(L.rests, 2);
+    CHECK_EQ(drive(&L, 3 * S, 2 * S, k_random, sync_random), 2 * S);
+    /* the rest grows to its cap and no further */
+    long total = 5 * S, rested = 3 * S, n = 64 * AG_LEARN_REST_MAX;
+    rested += drive(&L, total, n, k_random, sync_random);
+    total += n;
+    CHECK(L.rest_next == AG_LEARN_REST_MAX);
+    CHECK(rested * 100 > total * 98); /* learning for about 1/128 of the launches */
+    /* a stream that turns regular is learned again within a rest and a window, and rests no
+     * more */
+    drive(&L, total, AG_LEARN_REST_MAX + 2 * S, k_loop10, sync_loop10);
+    uint32_t rests = L.rests;
+    CHECK_EQ(drive(&L, 0, 64 * S, k_loop10, sync_loop10), 0);
+    CHECK_EQ(L.rests, rests);
+    CHECK_EQ(L.rest_next, AG_LEARN_WINDOW_SHORT);
+    ag_learn_free(&L);
+
+    /* never synchronising: long windows (periods need them) */
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, AG_LEARN_WINDOW, k_random, sync_never), 0);
+    CHECK_EQ(L.rests, 1);
+    CHECK_EQ(drive(&L, AG_LEARN_WINDOW, S, k_random, sync_never), S);
+    CHECK_EQ(drive(&L, AG_LEARN_WINDOW + S, AG_LEARN_WINDOW, k_random, sync_never), 0);
+    CHECK_EQ(L.rests, 2);
+    ag_learn_free(&L);
+}
+
+static int k_period3000(long i) { return (int)(i % 3000); }
+static int sync_every10(long i) { return i % 3000 % 10 == 9; }
+
+static void test_long_synced_period_learned_across_rests(void)
+{
+    /* a loop of 3000 launches with a synchronisation every 10: its segments only repeat after
+     * 3000 launches, later than the first short window ends. The learner may rest once, but
+     * sightings outlive the rest: the next window sees the segments again and it learns on. */
+    ag_learn L;
+    ag_learn_init(&L, 128, 2, 3);
+    drive(&L, 0, 10 * 3000, k_period3000, sync_every10);
+    CHECK(L.rests <= 1);
+    uint32_t rests = L.rests;
+    CHECK_EQ(drive(&L, 10 * 3000, 100 * 3000, k_period3000, sync_every10), 0);
+    CHECK_EQ(L.rests, rests);
+    ag_learn_free(&L);
+}
+
+static void test_no_rest_when_repeating(void)
+{
+    ag_learn L;
+    /* a synchronised loop, and loops that never synchronise with periods up to the longest
+     * one detected (AG_LEARN_RING - 1): none may ever rest */
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, 8 * AG_LEARN_WINDOW, k_loop10, sync_loop10), 0);
+    CHECK_EQ(L.rests, 0);
+    ag_learn_free(&L);
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, 8 * AG_LEARN_WINDOW, k_period4000, sync_never), 0);
+    CHECK_EQ(L.rests, 0);
+    ag_learn_free(&L);
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, 8 * AG_LEARN_WINDOW, k_period4095, sync_never), 0);
+    CHECK_EQ(L.rests, 0);
+    ag_learn_free(&L);
+    /* replayed graphs are fruit too: a stream that mostly replays never rests */
+    ag_learn_init(&L, 128, 2, 3);
+    ag_closed c;
+    for (int i = 0; i < 100000; i++) {
+        CHECK(!ag_learn_resting(&L));
+        push(&L, i % 7, &c); /* one eager launch between replays of 20 */
+        ag_learn_replayed(&L, 20);
+    }
+    CHECK_EQ(L.rests, 0);
+    ag_learn_free(&L);
+}
+
 int main(void)
 {
     test_ordering_segments();
@@ -172,5 +291,8 @@ int main(void)
     test_long_period();
     test_replay_resets();
     test_pruning();
+    test_rest_when_nothing_repeats();
+    test_no_rest_when_repeating();
+    test_long_synced_period_learned_across_rests();
     return check_done("test_learn");
 }

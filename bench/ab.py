@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Side-by-side runs of one sample app under several settings, for differences too small for
+the main benchmark (a few percent): many interleaved repetitions, medians, and the median of
+the per-repetition ratios (each repetition runs every variant once, back to back, so slow
+drift of the host hits all of them alike).
+
+A variant is NAME=ITEMS, ITEMS a comma-separated list of `preload` (LD_PRELOAD the library)
+and ENV=VALUE settings; the first variant is the reference of the ratios.
+
+  bench/ab.py --reps 15 eager= ag=preload ag-disabled=preload,AUTOGRAPH_DISABLE=1 \\
+      -- build/kernels/irregular --iters=5000 --warmup=50
+
+The app must print `time_us_per_iter:` and `result: OK` (the sample apps do); checksums must
+agree across variants. --out FILE writes every sample as JSON.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse_variant(spec):
+    name, _, items = spec.partition("=")
+    env, preload = {}, False
+    for it in filter(None, items.split(",")):
+        if it == "preload":
+            preload = True
+        elif "=" in it:
+            k, _, v = it.partition("=")
+            env[k] = v
+        else:
+            sys.exit("ab.py: bad variant item %r in %r" % (it, spec))
+    return name, env, preload
+
+
+def run_once(cmd, env_extra, preload, lib, cpu):
+    env = {k: v for k, v in os.environ.items()
+           if k != "LD_PRELOAD" and not k.startswith("AUTOGRAPH_")}
+    env.update(env_extra)
+    if preload:
+        env["LD_PRELOAD"] = lib
+    pre = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
+    out = {}
+    for line in p.stdout.splitlines():
+        k, sep, v = line.partition(":")
+        if sep:
+            out[k.strip()] = v.strip()
+    if p.returncode != 0 or out.get("result") != "OK":
+        sys.exit("ab.py: %s failed (exit %d)\n%s%s" % (" ".join(cmd), p.returncode, p.stdout,
+                                                      p.stderr))
+    return float(out["time_us_per_iter"]), out.get("checksum")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reps", type=int, default=11)
+    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "libautograph.so"))
+    ap.add_argument("--cpu", type=int, default=None, help="pin every run to this CPU")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("variants", nargs="+")
+    a, rest = ap.parse_known_args()
+    if "--" in sys.argv:
+        cmd = sys.argv[sys.argv.index("--") + 1:]
+        variants = [v for v in a.variants if v not in cmd]
+    else:
+        sys.exit("ab.py: the command goes after --")
+    V = [parse_variant(v) for v in variants]
+    times = {n: [] for n, _, _ in V}
+    sums = {}
+    for rep in range(a.reps):
+        for name, env, pre in V:
+            t, ck = run_once(cmd, env, pre, a.lib, a.cpu)
+            times[name].append(t)
+            sums.setdefault("first", ck)
+            if ck != sums["first"]:
+                sys.exit("ab.py: checksum of %s differs: %s vs %s" % (name, ck, sums["first"]))
+    ref = V[0][0]
+    print("# %s, %d repetitions%s" % (" ".join(cmd), a.reps,
+                                      ", pinned to CPU %d" % a.cpu if a.cpu is not None else ""))
+    print("%-16s %10s %10s %10s %12s %14s" % ("variant", "median_us", "min_us", "max_us",
+                                               "ref/variant", "paired ratio"))
+    rows = []
+    for name, _, _ in V:
+        t = times[name]
+        paired = statistics.median(r / x for r, x in zip(times[ref], t))
+        row = {"variant": name, "median_us": statistics.median(t), "min_us": min(t),
+               "max_us": max(t), "speedup": statistics.median(times[ref]) / statistics.median(t),
+               "paired_speedup": paired}
+        rows.append(row)
+        print("%-16s %10.2f %10.2f %10.2f %11.3fx %13.3fx" % (
+            name, row["median_us"], row["min_us"], row["max_us"], row["speedup"], paired))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"cmd": cmd, "reps": a.reps, "cpu": a.cpu, "rows": rows, "times_us": times},
+                      f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
