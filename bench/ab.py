@@ -63,13 +63,12 @@ def main():
     ap.add_argument("--cpu", type=int, default=None, help="pin every run to this CPU")
     ap.add_argument("--out", default=None)
     ap.add_argument("variants", nargs="+")
-    a, rest = ap.parse_known_args()
-    if "--" in sys.argv:
-        cmd = sys.argv[sys.argv.index("--") + 1:]
-        variants = [v for v in a.variants if v not in cmd]
-    else:
+    if "--" not in sys.argv:
         sys.exit("ab.py: the command goes after --")
-    V = [parse_variant(v) for v in variants]
+    cut = sys.argv.index("--")
+    a = ap.parse_args(sys.argv[1:cut])
+    cmd = sys.argv[cut + 1:]
+    V = [parse_variant(v) for v in a.variants]
     times = {n: [] for n, _, _ in V}
     sums = {}
     for rep in range(a.reps):
