@@ -2,7 +2,8 @@
 """Side-by-side runs of one sample app under several settings, for differences too small for
 the main benchmark (a few percent): many interleaved repetitions, medians, and the median of
 the per-repetition ratios (each repetition runs every variant once, back to back, so slow
-drift of the host hits all of them alike).
+drift of the host hits all of them alike; the order rotates from one repetition to the next,
+so no variant always runs first or last).
 
 A variant is NAME=ITEMS, ITEMS a comma-separated list of `preload` (LD_PRELOAD the library)
 and ENV=VALUE settings; the first variant is the reference of the ratios.
@@ -37,13 +38,21 @@ def parse_variant(spec):
     return name, env, preload
 
 
-def run_once(cmd, env_extra, preload, lib, cpu):
+def cpu_set(spec):
+    out = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def run_once(cmd, env_extra, preload, lib, cpus):
     env = {k: v for k, v in os.environ.items()
            if k != "LD_PRELOAD" and not k.startswith("AUTOGRAPH_")}
     env.update(env_extra)
     if preload:
         env["LD_PRELOAD"] = lib
-    pre = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
     out = {}
     for line in p.stdout.splitlines():
@@ -60,7 +69,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=11)
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "libautograph.so"))
-    ap.add_argument("--cpu", type=int, default=None, help="pin every run to this CPU")
+    ap.add_argument("--cpus", default=None, help="pin every run to these CPUs, e.g. 4-7 or 2,3")
     ap.add_argument("--out", default=None)
     ap.add_argument("variants", nargs="+")
     if "--" not in sys.argv:
@@ -71,16 +80,17 @@ def main():
     V = [parse_variant(v) for v in a.variants]
     times = {n: [] for n, _, _ in V}
     sums = {}
+    cpus = cpu_set(a.cpus) if a.cpus else None
     for rep in range(a.reps):
-        for name, env, pre in V:
-            t, ck = run_once(cmd, env, pre, a.lib, a.cpu)
+        for name, env, pre in V[rep % len(V):] + V[:rep % len(V)]:
+            t, ck = run_once(cmd, env, pre, a.lib, cpus)
             times[name].append(t)
             sums.setdefault("first", ck)
             if ck != sums["first"]:
                 sys.exit("ab.py: checksum of %s differs: %s vs %s" % (name, ck, sums["first"]))
     ref = V[0][0]
     print("# %s, %d repetitions%s" % (" ".join(cmd), a.reps,
-                                      ", pinned to CPU %d" % a.cpu if a.cpu is not None else ""))
+                                      ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
     print("%-16s %10s %10s %10s %12s %14s" % ("variant", "median_us", "min_us", "max_us",
                                                "ref/variant", "paired ratio"))
     rows = []
@@ -95,7 +105,7 @@ def main():
             name, row["median_us"], row["min_us"], row["max_us"], row["speedup"], paired))
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"cmd": cmd, "reps": a.reps, "cpu": a.cpu, "rows": rows, "times_us": times},
+            json.dump({"cmd": cmd, "reps": a.reps, "cpus": a.cpus, "rows": rows, "times_us": times},
                       f, indent=1)
 
 
