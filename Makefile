@@ -19,7 +19,7 @@ LIB         := $(BUILD)/libautograph.so
 CLI         := $(BUILD)/autograph
 
 .PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks \
-        check-sanitizers fuzz demo
+        check-sanitizers fuzz demo selftime
 all: lib cli apps
 
 lib: $(LIB)
@@ -63,6 +63,11 @@ test-gpu: lib cli apps
 
 demo: lib cli apps
 	@scripts/demo.sh
+
+# A development build that prints libautograph's own time per launch and per stream ordering
+# point at exit (cache/selftime.h): build/selftime/libautograph.so.
+selftime:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/selftime CFLAGS="$(CFLAGS) -DAG_SELFTIME" lib
 
 install: lib cli
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin

@@ -20,6 +20,7 @@
 #include "internal.h"
 #include "profile.h"
 #include "registry.h"
+#include "selftime.h"
 
 /* Larger argument blocks pass through: copying them costs more than a launch saves. */
 #define AG_MAX_PARAM_BYTES 4096
@@ -32,9 +33,19 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 
 /* ---- passing through ------------------------------------------------------------------ */
 
+static CUresult passthrough_call(const ag_launch *l);
+
 static CUresult passthrough(const ag_launch *l)
 {
     ag_stat_inc(AG_ST_PASSED);
+    AG_DRV_BEGIN();
+    CUresult r = passthrough_call(l);
+    AG_DRV_END();
+    return r;
+}
+
+static CUresult passthrough_call(const ag_launch *l)
+{
     switch (l->entry) {
     case AG_ENTRY_LAUNCH:
     case AG_ENTRY_LAUNCH_PTSZ: {
@@ -595,7 +606,17 @@ idle:;
     return r;
 }
 
+static CUresult launch_kernel(const ag_launch *l);
+
 CUresult ag_launch_kernel(const ag_launch *l)
+{
+    AG_SELF_BEGIN();
+    CUresult r = launch_kernel(l);
+    AG_SELF_END(AG_SELF_LAUNCH);
+    return r;
+}
+
+static CUresult launch_kernel(const ag_launch *l)
 {
     ag_stat_inc((enum ag_stat)l->entry);
     if (!ag_engine_on())
@@ -701,10 +722,19 @@ static __attribute__((noinline)) void cross_flush_slow(ag_stream *st)
     }
 }
 
+static void order_stream(CUstream s, int ptsz);
+
 void ag_order_stream(CUstream s, int ptsz)
 {
     if (!ag_engine_started())
         return;
+    AG_SELF_BEGIN();
+    order_stream(s, ptsz);
+    AG_SELF_END(AG_SELF_STREAM_ORDER);
+}
+
+static void order_stream(CUstream s, int ptsz)
+{
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = atomic_load_explicit(&g_captures, memory_order_acquire) ? ag_stream_find(s, ptsz)
                                                                             : ag_stream_of(s, ptsz);
