@@ -27,8 +27,7 @@
 /* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
 #define AG_MAX_TEMPLATES 2048
 
-atomic_int ag_state;            /* enum ag_engine_state */
-static atomic_int g_captures;   /* application stream captures in progress */
+ag_hot_t ag_hot __attribute__((aligned(64))) = { .registry_gen = 1 };
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 
 /* ---- passing through ------------------------------------------------------------------ */
@@ -429,7 +428,9 @@ static void learn_push(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t n
 {
     ag_closed c;
     uint32_t rests = st->learn.rests;
-    if (ag_learn_starting(&st->learn) && !now)
+    /* a segment's start time serves the trials of templates; a stream without any (yet) has
+     * no use for it, and an unknown start (0) only skips one sample */
+    if (ag_learn_starting(&st->learn) && !now && st->ntmpl)
         now = ag_now_ns();
     if (ag_learn_push(&st->learn, h, sh, now, &c))
         on_closed(st, &c);
@@ -529,16 +530,28 @@ static ag_tmpl *discard_provisional(ag_tmpl *T)
     return NULL;
 }
 
-static CUresult launch_locked(ag_stream *st, const ag_launch *l)
+static CUresult launch_learning(ag_stream *st, const ag_launch *l);
+
+/* The part every launch runs: kept small, so that a launch that passes while learning rests
+ * touches few lines of code (see hot.h); the rest is out of line. */
+static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 {
-    if (st->kind == AG_SK_DEAD)
+    if (__builtin_expect(st->kind == AG_SK_DEAD, 0))
         return passthrough(l);
     if (st->kind == AG_SK_PTDS)
         ptds_join(st);
     if (!st->nheld && ag_learn_resting(&st->learn)) {
-        ag_stat_inc(AG_ST_RESTED);
-        return passthrough(l);
+        ag_stat_inc(AG_ST_RESTED); /* (and launches.eager, when summed) */
+        AG_DRV_BEGIN();
+        CUresult r = passthrough_call(l);
+        AG_DRV_END();
+        return r;
     }
+    return launch_learning(st, l);
+}
+
+static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
+{
     if (ag_stream_prepare(st))
         return passthrough(l);
     const ag_layout *lay = ag_layout_get(l->f);
@@ -582,9 +595,9 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l)
 idle:;
     /* an application capture may have begun since the caller looked: then hold nothing (the
      * capture's flush of every stream waits for this lock, so nothing held can be missed) */
-    ag_tmpl *T = atomic_load_explicit(&g_captures, memory_order_acquire) ? NULL
+    ag_tmpl *T = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ? NULL
                                                                          : find_start(st, &sh, h, at);
-    if (!T && !atomic_load_explicit(&g_captures, memory_order_acquire) && ag_profile_active())
+    if (!T && !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) && ag_profile_active())
         T = provisional(&sh, lay, h);
     if (T && st->kind == AG_SK_PTDS && ptds_mark(st))
         T = discard_provisional(T);
@@ -616,15 +629,11 @@ CUresult ag_launch_kernel(const ag_launch *l)
     return r;
 }
 
-static CUresult launch_kernel(const ag_launch *l)
+/* The application is capturing somewhere: hold nothing, learn nothing, ask the driver
+ * nothing (a question about a capturing stream can invalidate the capture). */
+static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launch *l, int ptsz)
 {
-    ag_stat_inc((enum ag_stat)l->entry);
-    if (!ag_engine_on())
-        return passthrough(l);
-    int ptsz = ag_entry_ptsz(l->entry);
-    if (atomic_load_explicit(&g_captures, memory_order_acquire)) {
-        /* the application is capturing somewhere: hold nothing, learn nothing, ask the driver
-         * nothing (a question about a capturing stream can invalidate the capture) */
+    {
         ag_stream *st = ag_stream_find(l->stream, ptsz);
         if (st && (__atomic_load_n(&st->nheld, __ATOMIC_RELAXED) ||
                    __atomic_load_n(&st->join_pending, __ATOMIC_RELAXED))) {
@@ -640,6 +649,16 @@ static CUresult launch_kernel(const ag_launch *l)
         ag_stat_inc(AG_ST_CAPTURED);
         return passthrough(l);
     }
+}
+
+static inline CUresult launch_kernel(const ag_launch *l)
+{
+    ag_stat_inc((enum ag_stat)l->entry);
+    if (__builtin_expect(!ag_engine_on(), 0))
+        return passthrough(l);
+    int ptsz = ag_entry_ptsz(l->entry);
+    if (__builtin_expect(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0, 0))
+        return launch_in_capture(l, ptsz);
     ag_stream *st = ag_stream_of(l->stream, ptsz);
     if (!st)
         return passthrough(l);
@@ -736,7 +755,7 @@ void ag_order_stream(CUstream s, int ptsz)
 static void order_stream(CUstream s, int ptsz)
 {
     /* a stream never seen needs no state, unless the legacy rule may concern it */
-    ag_stream *st = atomic_load_explicit(&g_captures, memory_order_acquire) ? ag_stream_find(s, ptsz)
+    ag_stream *st = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ? ag_stream_find(s, ptsz)
                                                                             : ag_stream_of(s, ptsz);
     if (!st)
         return;
@@ -825,7 +844,7 @@ void ag_order_capture_begin(CUstream s, int ptsz)
     /* first an ordering point on the stream itself, outside the capture: a per-thread stream
      * joins its side stream now (inside the capture the join would invalidate it) */
     ag_order_stream(s, ptsz);
-    atomic_fetch_add(&g_captures, 1);
+    atomic_fetch_add(&ag_hot.captures, 1);
     if (ag_engine_started())
         ag_flush_all(AG_ST_FL_ORDER);
 }
@@ -833,7 +852,7 @@ void ag_order_capture_begin(CUstream s, int ptsz)
 void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r)
 {
     if (r != CUDA_SUCCESS) {
-        atomic_fetch_sub(&g_captures, 1);
+        atomic_fetch_sub(&ag_hot.captures, 1);
         return;
     }
     CUstream k = s ? s : (ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
@@ -856,7 +875,7 @@ void ag_order_capture_end_done(CUstream s, int ptsz)
     for (int i = 0; i < MAX_CAPTURES; i++)
         if (g_capturing[i].s == k && g_capturing[i].thread == th) {
             g_capturing[i].s = NULL;
-            atomic_fetch_sub(&g_captures, 1);
+            atomic_fetch_sub(&ag_hot.captures, 1);
             break;
         }
     pthread_mutex_unlock(&g_cap_mu);
@@ -868,10 +887,10 @@ static void collect_top(ag_stream *st, void *arg);
 
 static void at_exit(void)
 {
-    if (atomic_load(&ag_state) == AG_ENGINE_FORKED)
+    if (atomic_load(&ag_hot.state) == AG_ENGINE_FORKED)
         return;
     int was_on = ag_engine_on();
-    atomic_store(&ag_state, AG_ENGINE_EXITING);
+    atomic_store(&ag_hot.state, AG_ENGINE_EXITING);
     if (was_on)
         ag_flush_all(AG_ST_FL_EXIT);
     ag_profile_save();
@@ -887,7 +906,7 @@ static void before_fork(void)
 static void in_child(void)
 {
     /* The child must never touch the parent's graphs or locks: pass everything through. */
-    atomic_store(&ag_state, AG_ENGINE_FORKED);
+    atomic_store(&ag_hot.state, AG_ENGINE_FORKED);
 }
 
 static void init(void)
@@ -895,29 +914,29 @@ static void init(void)
     atexit(at_exit); /* registered after cudart's own: runs before its teardown */
     pthread_atfork(before_fork, NULL, in_child);
     if (ag_opt(AG_OPT_DISABLE)) {
-        atomic_store(&ag_state, AG_ENGINE_DISABLED);
+        atomic_store(&ag_hot.state, AG_ENGINE_DISABLED);
         ag_log(AG_LOG_INFO, "disabled by AUTOGRAPH_DISABLE: launches pass through");
         return;
     }
     ag_profile_load();
-    atomic_store(&ag_state, AG_ENGINE_ON);
+    atomic_store(&ag_hot.state, AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
 }
 
 int ag_engine_on(void)
 {
-    int s = atomic_load_explicit(&ag_state, memory_order_acquire);
+    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
     if (__builtin_expect(s == AG_ENGINE_UNINIT, 0)) {
         pthread_once(&g_init_once, init);
-        s = atomic_load(&ag_state);
+        s = atomic_load(&ag_hot.state);
     }
     return s == AG_ENGINE_ON;
 }
 
 int ag_engine_started(void)
 {
-    return atomic_load_explicit(&ag_state, memory_order_acquire) == AG_ENGINE_ON;
+    return atomic_load_explicit(&ag_hot.state, memory_order_acquire) == AG_ENGINE_ON;
 }
 
 /* ---- the report ------------------------------------------------------------------------- */
@@ -973,7 +992,7 @@ void ag_report_stats(void)
 {
     top_acc a;
     memset(&a, 0, sizeof a);
-    if (atomic_load(&ag_state) != AG_ENGINE_DISABLED)
+    if (atomic_load(&ag_hot.state) != AG_ENGINE_DISABLED)
         ag_streams_each(collect_top, &a);
     ag_stats_report(a.top, a.n, a.nseq, a.saved_us);
 }

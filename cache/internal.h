@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "../policy/stats.h"
+#include "hot.h"
 #include "stream.h"
 
 enum ag_engine_state {
@@ -14,7 +15,6 @@ enum ag_engine_state {
     AG_ENGINE_EXITING,    /* after our atexit handler: pass through */
     AG_ENGINE_FORKED,     /* a fork child: pass through, touch nothing */
 };
-extern atomic_int ag_state;
 
 /* Initialises on first use; true when launches may be held. */
 int ag_engine_on(void);

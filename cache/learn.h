@@ -46,15 +46,18 @@ typedef struct ag_sighting {
 #define AG_LEARN_FRUIT 16
 
 typedef struct ag_learn {
+    /* first what every launch and ordering point reads (the engine keeps these in the
+     * stream state's first cache line) */
+    uint32_t rest_left;      /* launches still to pass untouched (resting, below) */
+    uint32_t len;            /* of the open segment */
+    uint64_t since_order;    /* launches since the last ordering point */
     uint32_t max_nodes, min_len, min_repeats;
     /* the open segment */
-    uint32_t len;
     ag_shape *shapes;        /* max_nodes */
     uint64_t *hashes;        /* max_nodes */
     uint64_t t0;             /* the engine's clock at the segment's first launch */
     /* period detection over the whole stream */
     uint64_t pos;            /* launches seen */
-    uint64_t since_order;    /* launches since the last ordering point */
     uint64_t period, run, phase;
     int period_active;
     uint64_t *ring;          /* AG_LEARN_RING shape fingerprints */
@@ -65,7 +68,6 @@ typedef struct ag_learn {
     /* resting (see above) */
     uint32_t win_n, win_rep;  /* launches in this window; of them, in repeated segments */
     uint32_t win_len;         /* the window's length: short, or long once a long stretch shows */
-    uint32_t rest_left;       /* launches still to pass untouched */
     uint32_t rest_next;       /* length of the next rest */
     uint32_t rests;           /* rests begun */
 } ag_learn;

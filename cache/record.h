@@ -45,9 +45,32 @@ int ag_attr_graphable(CUlaunchAttributeID id);
 int ag_shape_make(const ag_launch *l, const ag_layout *lay, CUcontext ctx, ag_shape *out,
                   CUlaunchAttribute attrs_out[AG_MAX_ATTRS]);
 
+/* xxHash3 of n bytes: the fingerprints of sequences, values and names. */
 uint64_t ag_hash(const void *p, size_t n);
 
-static inline uint64_t ag_shape_hash(const ag_shape *s) { return ag_hash(s, sizeof *s); }
+static inline uint64_t ag_mul_fold(uint64_t a, uint64_t b)
+{
+    __uint128_t p = (__uint128_t)a * b;
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+/* The fingerprint of a shape, computed on every launch: its eight words folded pairwise by
+ * 64x64->128-bit multiplies after mixing in fixed random keys, then avalanched (the scheme
+ * xxHash3 uses for short inputs, with keys of our own kept in the code: a key table would be
+ * one more cache line for the launch path to miss). Equal fingerprints are always confirmed
+ * with ag_shape_eq where it matters. */
+static inline uint64_t ag_shape_hash(const ag_shape *s)
+{
+    const uint64_t *w = (const uint64_t *)s;
+    uint64_t h = 0x91d93080f9b439fdull;
+    h += ag_mul_fold(w[0] ^ 0x3ceaaf308142c8ebull, w[1] ^ 0x627655daa05f1119ull);
+    h += ag_mul_fold(w[2] ^ 0x9dfb369bab13dfafull, w[3] ^ 0x0ff9bb510944fe0dull);
+    h += ag_mul_fold(w[4] ^ 0x6301bbfca0c5154full, w[5] ^ 0x047a8387cdde8d51ull);
+    h += ag_mul_fold(w[6] ^ 0x6fced11d2bd8a1e7ull, w[7] ^ 0xb7c1dce27f7695f5ull);
+    h ^= h >> 37;
+    h *= 0x3a124c647e02ff05ull;
+    return h ^ (h >> 32);
+}
 
 /* Compared as eight words: the shape is 64 zero-padded bytes. */
 static inline int ag_shape_eq(const ag_shape *a, const ag_shape *b)

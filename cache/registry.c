@@ -13,7 +13,6 @@ atomic_int ag_nholding;
 
 static ag_stream *g_table;
 static ag_stream *g_retired;
-atomic_ulong ag_registry_gen = 1;
 __thread ag_stream_last ag_t_last __attribute__((tls_model("initial-exec")));
 
 #define MAX_CTX 64
@@ -46,9 +45,10 @@ static ag_ctxinfo *ctxinfo(CUcontext ctx)
 
 static ag_stream *create_state(const ag_skey *k, int kind)
 {
-    ag_stream *st = calloc(1, sizeof *st);
+    ag_stream *st = aligned_alloc(_Alignof(ag_stream), sizeof *st);
     if (!st)
         return NULL;
+    memset(st, 0, sizeof *st);
     st->key = *k;
     st->kind = (uint8_t)kind;
     st->blocking = 1;
@@ -84,7 +84,7 @@ int ag_stream_prepare(ag_stream *st)
 
 static ag_stream *lookup(const ag_skey *k, int kind, int create)
 {
-    unsigned long gen = atomic_load_explicit(&ag_registry_gen, memory_order_acquire);
+    unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     uintptr_t hv = (uintptr_t)k->stream ^ ((uintptr_t)k->ctx >> 4) ^ (uintptr_t)k->thread;
     unsigned i = (unsigned)((hv >> 4) ^ (hv >> 11)) & (TCACHE - 1);
     if (t_cache[i].gen == gen && t_cache[i].key.stream == k->stream &&
@@ -130,7 +130,7 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
             free(n);
         }
     }
-    gen = atomic_load_explicit(&ag_registry_gen, memory_order_acquire);
+    gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     pthread_mutex_unlock(&ag_registry_mu);
     t_cache[i].key = *k;
     t_cache[i].gen = gen;
@@ -199,7 +199,7 @@ void ag_stream_retire(ag_stream *st, void (*empty)(ag_stream *))
     HASH_FIND(hh, g_table, &st->key, sizeof st->key, cur);
     if (cur == st)
         retire_locked(st, empty);
-    atomic_fetch_add_explicit(&ag_registry_gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&ag_hot.registry_gen, 1, memory_order_release);
     pthread_mutex_unlock(&ag_registry_mu);
 }
 
@@ -208,6 +208,6 @@ void ag_streams_retire_all(void (*empty)(ag_stream *))
     ag_stream *st, *tmp;
     pthread_mutex_lock(&ag_registry_mu);
     HASH_ITER(hh, g_table, st, tmp) retire_locked(st, empty);
-    atomic_fetch_add_explicit(&ag_registry_gen, 1, memory_order_release);
+    atomic_fetch_add_explicit(&ag_hot.registry_gen, 1, memory_order_release);
     pthread_mutex_unlock(&ag_registry_mu);
 }

@@ -5,6 +5,7 @@
 #ifndef AG_REGISTRY_H
 #define AG_REGISTRY_H
 
+#include "hot.h"
 #include "stream.h"
 
 /* The lookup behind the two below. */
@@ -18,12 +19,11 @@ typedef struct ag_stream_last {
     ag_stream *st;
 } ag_stream_last;
 extern __thread ag_stream_last ag_t_last __attribute__((tls_model("initial-exec")));
-extern atomic_ulong ag_registry_gen;
 
 static inline ag_stream *ag_stream_last_hit(CUstream s)
 {
     if ((uintptr_t)s > (uintptr_t)CU_STREAM_PER_THREAD && ag_t_last.stream == s &&
-        ag_t_last.gen == atomic_load_explicit(&ag_registry_gen, memory_order_acquire))
+        ag_t_last.gen == atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire))
         return ag_t_last.st;
     return NULL;
 }

@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <uthash.h>
 
@@ -81,18 +82,22 @@ typedef struct ag_skey {
 } ag_skey;
 
 typedef struct ag_stream {
+    /* The first cache line: everything a launch reads when it passes through (resting, or no
+     * sequence starts with it) and an ordering point reads when nothing is held. */
     ag_lock_t mu;
+    uint8_t kind, blocking;
+    uint8_t open;                    /* counted in ci->legacy_open / blocking_open */
+    uint8_t join_pending;            /* per-thread streams: see below */
+    uint32_t nheld;                  /* what is held back: a prefix of template `cand` */
+    ag_ctxinfo *ci;
+    ag_rec *held;                    /* max_nodes; NULL until the first launch */
+    ag_tmpl *cand;
+    ag_learn learn;                  /* what is learned; its first fields end the line */
+    /* the rest */
     ag_skey key;
     CUstream handle;                 /* the application's stream (canonical handle) */
     CUstream issue;                  /* where held work goes out: handle, or `side` below */
     CUcontext ctx;
-    uint8_t kind, blocking;
-    uint8_t open;                    /* counted in ci->legacy_open / blocking_open */
-    ag_ctxinfo *ci;
-    /* what is held back: a prefix of template `cand` */
-    uint32_t nheld;
-    ag_rec *held;                    /* max_nodes */
-    ag_tmpl *cand;
     uint64_t hold_t0;
     uint8_t *arena;                  /* parameter blocks and attributes of held launches */
     size_t arena_cap, arena_used;
@@ -103,9 +108,7 @@ typedef struct ag_stream {
      * (recorded when the hold began) and joined back by the owner through `ev_side` */
     CUevent ev_start, ev_side;
     CUstream side;
-    uint8_t join_pending;
-    /* what is learned */
-    ag_learn learn;
+    /* templates */
     ag_bucket *buckets;
     uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
                                       * start none, and this says so without a lookup */
@@ -115,6 +118,9 @@ typedef struct ag_stream {
     /* the registry */
     UT_hash_handle hh;
     struct ag_stream *next, *prev;
-} ag_stream;
+} __attribute__((aligned(64))) ag_stream;
+
+_Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, min_len) <= 64,
+               "the fields a passing launch reads fit the first cache line");
 
 #endif

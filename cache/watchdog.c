@@ -42,13 +42,13 @@ static void *run(void *unused)
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's handlers never run here */
     int idle = 0;
     for (;;) {
-        if (atomic_load(&ag_state) != AG_ENGINE_ON)
+        if (atomic_load(&ag_hot.state) != AG_ENGINE_ON)
             return NULL;
         if (!atomic_load(&ag_nholding)) {
             if (++idle > 64) {
                 pthread_mutex_lock(&g_mu);
                 atomic_store(&g_sleeping, 1);
-                while (!atomic_load(&ag_nholding) && atomic_load(&ag_state) == AG_ENGINE_ON)
+                while (!atomic_load(&ag_nholding) && atomic_load(&ag_hot.state) == AG_ENGINE_ON)
                     pthread_cond_wait(&g_cv, &g_mu);
                 atomic_store(&g_sleeping, 0);
                 pthread_mutex_unlock(&g_mu);

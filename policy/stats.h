@@ -5,7 +5,8 @@
 
 #include <stdint.h>
 
-/* name, one line of doc. The first six follow enum ag_entry. */
+/* name, one line of doc. The first six follow enum ag_entry; the seventh shares their cache
+ * line, for the launches that pass while learning rests. */
 #define AG_STATS(X)                                                                            \
     X(LAUNCH, "launches.cuLaunchKernel", "launches seen through cuLaunchKernel")             \
     X(LAUNCH_PTSZ, "launches.cuLaunchKernel_ptsz", "... through cuLaunchKernel_ptsz")         \
@@ -14,6 +15,8 @@
     X(COOP, "launches.cuLaunchCooperativeKernel", "... through cuLaunchCooperativeKernel")    \
     X(COOP_PTSZ, "launches.cuLaunchCooperativeKernel_ptsz",                                    \
       "... through cuLaunchCooperativeKernel_ptsz")                                            \
+    X(RESTED, "launches.learning_rested", "launches passed untouched while learning rested "   \
+                                          "(counted in launches.eager too)")                   \
     X(PASSED, "launches.eager", "launches passed straight to the driver")                    \
     X(HELD, "launches.held", "launches held back as part of a known sequence")               \
     X(REPLAYED, "launches.replayed", "held launches that ran inside a graph")                \
@@ -21,7 +24,6 @@
     X(OPAQUE, "launches.ungraphable", "launches that cannot go into a graph (attributes, "   \
                                           "filters, unknown layout)")                          \
     X(CAPTURED, "launches.in_app_capture", "launches while the application captures a graph") \
-    X(RESTED, "launches.learning_rested", "launches passed untouched while learning rested")  \
     X(SEQ_SEEN, "sequences.seen", "distinct launch sequences counted")                       \
     X(SEQ_TEMPLATES, "sequences.templates", "sequences seen often enough to be graphed")     \
     X(RESTS, "learning.rests", "rests begun on streams where nothing repeated")              \

@@ -283,8 +283,43 @@ static void test_no_rest_when_repeating(void)
     ag_learn_free(&L);
 }
 
+static void test_shape_fingerprint(void)
+{
+    /* every single-bit change of a shape changes its fingerprint, and equal shapes agree */
+    ag_shape a = shape_of(7), b;
+    a.ctx = (CUcontext)(uintptr_t)0x7f0012345000ull;
+    uint64_t ha = ag_shape_hash(&a);
+    b = a;
+    CHECK(ag_shape_hash(&b) == ha);
+    int same = 0;
+    for (unsigned bit = 0; bit < 8 * sizeof a; bit++) {
+        b = a;
+        ((uint8_t *)&b)[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        same += ag_shape_hash(&b) == ha;
+    }
+    CHECK_EQ(same, 0);
+    /* grids 1..64 x blocks 32..1024 of 8 kernels: no two fingerprints collide */
+    enum { N = 8 * 64 * 32 };
+    static uint64_t h[N];
+    int n = 0;
+    for (int k = 0; k < 8; k++)
+        for (unsigned g = 1; g <= 64; g++)
+            for (unsigned t = 1; t <= 32; t++) {
+                b = shape_of(k);
+                b.grid[0] = g;
+                b.block[0] = 32 * t;
+                h[n++] = ag_shape_hash(&b);
+            }
+    int collisions = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++)
+            collisions += h[i] == h[j];
+    CHECK_EQ(collisions, 0);
+}
+
 int main(void)
 {
+    test_shape_fingerprint();
     test_ordering_segments();
     test_chunks_and_period();
     test_period_not_splitting_synced_loops();

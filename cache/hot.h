@@ -1,0 +1,19 @@
+/* The process-wide words every launch reads, together in one cache line. Between two launches
+ * the driver's own work (microseconds of it) evicts much of what libautograph touched, so on a
+ * real host each distinct line the launch path reads is likely a cache miss: the fast paths
+ * are laid out to touch few of them (this line, the stream state's first line, the thread's
+ * own lines). */
+#ifndef AG_HOT_H
+#define AG_HOT_H
+
+#include <stdatomic.h>
+
+typedef struct ag_hot {
+    atomic_int state;          /* enum ag_engine_state (internal.h) */
+    atomic_int captures;       /* application stream captures in progress */
+    atomic_ulong registry_gen; /* bumped whenever a stream state is retired (registry.h) */
+} ag_hot_t;
+
+extern ag_hot_t ag_hot;
+
+#endif
