@@ -436,8 +436,9 @@ static void learn_push(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t n
         on_closed(st, &c);
     if (__builtin_expect(st->learn.rests != rests, 0)) {
         ag_stat_inc(AG_ST_RESTS);
-        ag_log(AG_LOG_DEBUG, "stream %p: nothing repeated in the last %u launches; learning "
-               "rests for %u launches", (void *)st->handle, AG_LEARN_WINDOW, st->learn.rest_left);
+        ag_log(AG_LOG_DEBUG, "stream %p: almost nothing repeated in the last window of "
+               "launches; learning rests for %u launches", (void *)st->handle,
+               __atomic_load_n(&st->learn.rest_left, __ATOMIC_RELAXED));
     }
 }
 
@@ -663,6 +664,17 @@ static inline CUresult launch_kernel(const ag_launch *l)
     if (!st)
         return passthrough(l);
     cross_flush(st);
+    /* learning rests: pass straight through, without the lock (see ag_learn_resting). Not on
+     * a per-thread stream, whose owner must first join what another thread flushed to its
+     * side stream -- and that flush may be what began the rest. */
+    if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS &&
+        ag_learn_resting(&st->learn)) {
+        ag_stat_inc(AG_ST_RESTED); /* (and launches.eager, when summed) */
+        AG_DRV_BEGIN();
+        CUresult r = passthrough_call(l);
+        AG_DRV_END();
+        return r;
+    }
     ag_lock(&st->mu);
     CUresult r = launch_locked(st, l);
     sync_open(st);

@@ -1,14 +1,25 @@
 /* See learn.h. */
 #include "learn.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_SIGHTINGS 4096
 
+/* rest_left is also read and counted down without the stream's lock (ag_learn_resting): every
+ * write to it is atomic */
+_Static_assert(offsetof(ag_learn, rest_left) == 0 && offsetof(ag_learn, len) == 4,
+               "rest_left comes first, alone");
+static void clear(ag_learn *L)
+{
+    __atomic_store_n(&L->rest_left, 0, __ATOMIC_RELAXED);
+    memset(&L->len, 0, sizeof *L - offsetof(ag_learn, len));
+}
+
 int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats)
 {
-    memset(L, 0, sizeof *L);
+    clear(L);
     L->max_nodes = max_nodes;
     L->min_len = min_len;
     L->min_repeats = min_repeats;
@@ -42,7 +53,7 @@ void ag_learn_free(ag_learn *L)
     free(L->hashes);
     free(L->ring);
     free(L->last);
-    memset(L, 0, sizeof *L);
+    clear(L);
 }
 
 ag_sighting *ag_learn_find(ag_learn *L, uint64_t key)
@@ -174,7 +185,9 @@ static void window_end(ag_learn *L)
         L->rest_next = AG_LEARN_WINDOW_SHORT;
         return;
     }
-    L->rest_left = L->rest_next;
+    /* release: whoever passes a launch because of this rest (without the lock) comes after
+     * all this thread did before, the issue of anything it held included */
+    __atomic_store_n(&L->rest_left, L->rest_next, __ATOMIC_RELEASE);
     if (L->rest_next < AG_LEARN_REST_MAX)
         L->rest_next *= 2;
     L->rests++;

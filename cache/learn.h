@@ -98,14 +98,18 @@ int ag_learn_order(ag_learn *L, ag_closed *c);
  * graph's); the launches count as repeated ones for the window. */
 void ag_learn_replayed(ag_learn *L, uint32_t n);
 
-/* True while the learner rests; the engine then passes the launch through untouched (it holds
- * nothing then: rests begin only between holds). Counts the launch off the rest. */
+/* True while the learner rests; the engine then passes the launch through untouched. Counts
+ * the launch off the rest. Safe without the stream's lock: a rest begins only when nothing is
+ * held (or, in a flush, once what was held has been issued), and a hold begins only after the
+ * rest is over; the release store that begins a rest and the acquire here order the two. */
 static inline int ag_learn_resting(ag_learn *L)
 {
-    if (__builtin_expect(!L->rest_left, 1))
-        return 0;
-    L->rest_left--;
-    return 1;
+    uint32_t v = __atomic_load_n(&L->rest_left, __ATOMIC_ACQUIRE);
+    while (__builtin_expect(v != 0, 0))
+        if (__atomic_compare_exchange_n(&L->rest_left, &v, v - 1, 1, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
 }
 
 /* Forgets every sighting (and their template links). */

@@ -186,7 +186,8 @@ static void retire_locked(ag_stream *st, void (*empty)(ag_stream *))
         st->ci->legacy = NULL;
     ag_lock(&st->mu);
     empty(st);
-    st->kind = 0xff; /* dead: whoever still holds a pointer passes through */
+    /* dead: whoever still holds a pointer passes through (read unlocked by the launch path) */
+    __atomic_store_n(&st->kind, (uint8_t)AG_SK_DEAD, __ATOMIC_RELAXED);
     ag_unlock(&st->mu);
     st->hh.next = g_retired;
     g_retired = st;
