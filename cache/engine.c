@@ -772,6 +772,10 @@ static void order_stream(CUstream s, int ptsz)
     if (!st)
         return;
     cross_flush(st);
+    /* learning rests: nothing is held and no segment is open, so there is nothing to end (see
+     * ag_learn_resting; per-thread streams may have a side stream to join) */
+    if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS && ag_learn_rests(&st->learn))
+        return;
     ag_lock(&st->mu);
     if (st->kind == AG_SK_PTDS)
         ptds_join(st);

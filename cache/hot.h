@@ -12,6 +12,7 @@ typedef struct ag_hot {
     atomic_int state;          /* enum ag_engine_state (internal.h) */
     atomic_int captures;       /* application stream captures in progress */
     atomic_ulong registry_gen; /* bumped whenever a stream state is retired (registry.h) */
+    atomic_int profile_live;   /* loaded profile sequences not yet failed out (profile.c) */
 } ag_hot_t;
 
 extern ag_hot_t ag_hot;

@@ -112,6 +112,12 @@ static inline int ag_learn_resting(ag_learn *L)
     return 0;
 }
 
+/* True while the learner rests (counts nothing): an ordering point then has nothing to end. */
+static inline int ag_learn_rests(const ag_learn *L)
+{
+    return __atomic_load_n(&L->rest_left, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* Forgets every sighting (and their template links). */
 void ag_learn_forget(ag_learn *L);
 

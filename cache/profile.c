@@ -37,7 +37,6 @@ struct ag_pseq {
 static ag_pseq *g_seqs;          /* everything loaded */
 static ag_pseq *g_kept;          /* learned by streams that are gone (destroyed, unloaded) */
 static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int g_live;        /* loaded sequences not yet failed out */
 static uint64_t g_first_bits[4];  /* like ag_stream.first_bits, for the loaded sequences */
 
 static uint64_t first_key(const ag_pshape *p)
@@ -58,7 +57,6 @@ void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
     p->attr_hash = s->attr_hash;
 }
 
-int ag_profile_active(void) { return atomic_load_explicit(&g_live, memory_order_relaxed) > 0; }
 uint32_t ag_profile_len(const ag_pseq *q) { return q->len; }
 
 int ag_profile_node_is(const ag_pseq *q, uint32_t k, const ag_pshape *p)
@@ -80,7 +78,7 @@ ag_pseq *ag_profile_first(const ag_pshape *p)
 void ag_profile_failed(ag_pseq *q)
 {
     if (atomic_fetch_add(&q->fails, 1) + 1 == MAX_FAILS)
-        atomic_fetch_sub(&g_live, 1);
+        atomic_fetch_sub(&ag_hot.profile_live, 1);
 }
 
 void ag_profile_used(ag_pseq *q)
@@ -177,7 +175,7 @@ void ag_profile_load(void)
         g_first_bits[(k >> 6) & 3] |= 1ull << (k & 63);
         live += x->trusted;
     }
-    atomic_store(&g_live, live);
+    atomic_store(&ag_hot.profile_live, live);
     ag_stat_add(AG_ST_PROFILE_LOADED, (uint64_t)n);
     if (bad)
         ag_log(AG_LOG_WARN, "profile %s: %d malformed sequences ignored", path, bad);

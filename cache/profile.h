@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "hot.h"
 #include "record.h"
 
 /* A shape with the kernel named by identity instead of handle, and no context. */
@@ -25,7 +26,10 @@ typedef struct ag_pseq ag_pseq;
 void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *out);
 
 /* Whether any loaded sequence is left to try. */
-int ag_profile_active(void);
+static inline int ag_profile_active(void)
+{
+    return atomic_load_explicit(&ag_hot.profile_live, memory_order_relaxed) > 0;
+}
 /* A loaded sequence that starts with p (and has not failed too often), or NULL. */
 ag_pseq *ag_profile_first(const ag_pshape *p);
 uint32_t ag_profile_len(const ag_pseq *q);

@@ -13,6 +13,8 @@
  * The engine around it is not linked: no stream exists here (ag_streams_each below). */
 #include "../../cache/profile.c"
 
+ag_hot_t ag_hot; /* the engine's, defined in engine.c */
+
 void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg)
 {
     (void)fn;
@@ -56,7 +58,7 @@ static ag_pseq *take_loaded(void)
 {
     ag_pseq *list = g_seqs;
     g_seqs = NULL;
-    atomic_store(&g_live, 0);
+    atomic_store(&ag_hot.profile_live, 0);
     return list;
 }
 
