@@ -34,7 +34,7 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 
 static CUresult passthrough_call(const ag_launch *l);
 
-static CUresult passthrough(const ag_launch *l)
+static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
 {
     ag_stat_inc(AG_ST_PASSED);
     AG_DRV_BEGIN();
@@ -43,7 +43,7 @@ static CUresult passthrough(const ag_launch *l)
     return r;
 }
 
-static CUresult passthrough_call(const ag_launch *l)
+static __attribute__((hot)) CUresult passthrough_call(const ag_launch *l)
 {
     switch (l->entry) {
     case AG_ENTRY_LAUNCH:
@@ -622,7 +622,7 @@ idle:;
 
 static CUresult launch_kernel(const ag_launch *l);
 
-CUresult ag_launch_kernel(const ag_launch *l)
+__attribute__((hot)) CUresult ag_launch_kernel(const ag_launch *l)
 {
     AG_SELF_BEGIN();
     CUresult r = launch_kernel(l);
@@ -755,7 +755,7 @@ static __attribute__((noinline)) void cross_flush_slow(ag_stream *st)
 
 static void order_stream(CUstream s, int ptsz);
 
-void ag_order_stream(CUstream s, int ptsz)
+__attribute__((hot)) void ag_order_stream(CUstream s, int ptsz)
 {
     if (!ag_engine_started())
         return;
@@ -764,7 +764,7 @@ void ag_order_stream(CUstream s, int ptsz)
     AG_SELF_END(AG_SELF_STREAM_ORDER);
 }
 
-static void order_stream(CUstream s, int ptsz)
+static __attribute__((hot)) void order_stream(CUstream s, int ptsz)
 {
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ? ag_stream_find(s, ptsz)

@@ -51,23 +51,25 @@ typedef struct ag_learn {
     uint32_t rest_left;      /* launches still to pass untouched (resting, below) */
     uint32_t len;            /* of the open segment */
     uint64_t since_order;    /* launches since the last ordering point */
-    uint32_t max_nodes, min_len, min_repeats;
-    /* the open segment */
-    ag_shape *shapes;        /* max_nodes */
+    uint32_t max_nodes, min_len;
+    /* then what every learning launch reads (the state's second line) */
+    uint32_t min_repeats;
+    uint32_t win_n, win_rep;  /* launches in this window; of them, in repeated segments */
+    uint32_t win_len;         /* the window's length: short, or long once a long stretch shows */
+    ag_shape *shapes;        /* the open segment: max_nodes */
     uint64_t *hashes;        /* max_nodes */
+    int period_active;
+    /* the rest */
     uint64_t t0;             /* the engine's clock at the segment's first launch */
     /* period detection over the whole stream */
     uint64_t pos;            /* launches seen */
     uint64_t period, run, phase;
-    int period_active;
     uint64_t *ring;          /* AG_LEARN_RING shape fingerprints */
     struct { uint64_t hash, pos; } *last;  /* AG_LEARN_LAST */
     /* sightings */
     ag_sighting *sightings;
     uint32_t nsightings;
     /* resting (see above) */
-    uint32_t win_n, win_rep;  /* launches in this window; of them, in repeated segments */
-    uint32_t win_len;         /* the window's length: short, or long once a long stretch shows */
     uint32_t rest_next;       /* length of the next rest */
     uint32_t rests;           /* rests begun */
 } ag_learn;

@@ -93,7 +93,10 @@ typedef struct ag_stream {
     ag_rec *held;                    /* max_nodes; NULL until the first launch */
     ag_tmpl *cand;
     ag_learn learn;                  /* what is learned; its first fields end the line */
-    /* the rest */
+    /* the rest: first what a learning launch reads */
+    uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
+                                      * start none, and this says so without a lookup */
+    uint32_t ntmpl;
     ag_skey key;
     CUstream handle;                 /* the application's stream (canonical handle) */
     CUstream issue;                  /* where held work goes out: handle, or `side` below */
@@ -110,17 +113,16 @@ typedef struct ag_stream {
     CUstream side;
     /* templates */
     ag_bucket *buckets;
-    uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
-                                      * start none, and this says so without a lookup */
     ag_tmpl *tmpls;                  /* all templates of this stream */
-    uint32_t ntmpl;
     ag_tmpl *lru_head, *lru_tail;
     /* the registry */
     UT_hash_handle hh;
     struct ag_stream *next, *prev;
 } __attribute__((aligned(64))) ag_stream;
 
-_Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, min_len) <= 64,
+_Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, min_repeats) <= 64,
                "the fields a passing launch reads fit the first cache line");
+_Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, t0) <= 128,
+               "the learner's per-launch fields fit the second");
 
 #endif

@@ -13,7 +13,7 @@
         return CUDA_ERROR_NOT_FOUND;
 
 #define AG_LAUNCH_ENTRY(name, entry)                                                           \
-    AG_EXPORT CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
+    AG_EXPORT __attribute__((hot)) CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
                                     unsigned bx, unsigned by, unsigned bz, unsigned smem,      \
                                     CUstream s, void **params, void **extra)                   \
     {                                                                                          \
@@ -26,7 +26,7 @@ AG_LAUNCH_ENTRY(cuLaunchKernel, AG_ENTRY_LAUNCH)
 AG_LAUNCH_ENTRY(cuLaunchKernel_ptsz, AG_ENTRY_LAUNCH_PTSZ)
 
 #define AG_LAUNCH_EX_ENTRY(name, entry)                                                        \
-    AG_EXPORT CUresult CUDAAPI name(const CUlaunchConfig *c, CUfunction f, void **params,      \
+    AG_EXPORT __attribute__((hot)) CUresult CUDAAPI name(const CUlaunchConfig *c, CUfunction f, void **params,      \
                                     void **extra)                                              \
     {                                                                                          \
         AG_NEED(name)                                                                          \
@@ -42,7 +42,7 @@ AG_LAUNCH_EX_ENTRY(cuLaunchKernelEx, AG_ENTRY_EX)
 AG_LAUNCH_EX_ENTRY(cuLaunchKernelEx_ptsz, AG_ENTRY_EX_PTSZ)
 
 #define AG_LAUNCH_COOP_ENTRY(name, entry)                                                      \
-    AG_EXPORT CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
+    AG_EXPORT __attribute__((hot)) CUresult CUDAAPI name(CUfunction f, unsigned gx, unsigned gy, unsigned gz,       \
                                     unsigned bx, unsigned by, unsigned bz, unsigned smem,      \
                                     CUstream s, void **params)                                 \
     {                                                                                          \
