@@ -32,6 +32,6 @@ if [ "$what" != bench ]; then
     cat "$out/demo.txt"
 fi
 if [ "$what" != tests ]; then
-    timeout 400 python3 bench/run.py ${BENCH_ARGS:-} --out "$out" >"$out/bench.txt" 2>&1
+    timeout 480 python3 bench/run.py ${BENCH_ARGS:-} --out "$out" >"$out/bench.txt" 2>&1
     tail -25 "$out/bench.txt"
 fi
