@@ -83,8 +83,8 @@ setup() {
 
 @test "learning rests on a never-repeating program, never on a regular one; results exact" {
     require_app irregular
-    # ~51000 launches that never repeat, synchronising often: learns 2048, rests 2048, learns
-    # 2048, rests 4096, ...
+    # ~51000 launches that never repeat, synchronising often: learns 1024, rests 2048, learns
+    # 1024, rests 8192, learns 1024, rests 32768, ...
     AUTOGRAPH_STATS=1 same_results irregular --iters=6000
     [ "$(s learning.rests)" -ge 4 ] || fail "rests: $(s learning.rests)"
     [ "$(s launches.learning_rested)" -ge 30000 ] || fail "rested: $(s launches.learning_rested)"

@@ -23,7 +23,7 @@ int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t mi
     L->max_nodes = max_nodes;
     L->min_len = min_len;
     L->min_repeats = min_repeats;
-    L->rest_next = AG_LEARN_WINDOW_SHORT;
+    L->rest_next = AG_LEARN_REST_FIRST;
     L->win_len = AG_LEARN_WINDOW_SHORT;
     L->shapes = malloc(max_nodes * sizeof *L->shapes);
     L->hashes = malloc(max_nodes * sizeof *L->hashes);
@@ -182,14 +182,15 @@ static void window_end(ag_learn *L)
     L->win_n = L->win_rep = 0;
     L->win_len = AG_LEARN_WINDOW_SHORT;
     if (!fruitless) {
-        L->rest_next = AG_LEARN_WINDOW_SHORT;
+        L->rest_next = AG_LEARN_REST_FIRST;
         return;
     }
     /* release: whoever passes a launch because of this rest (without the lock) comes after
      * all this thread did before, the issue of anything it held included */
     __atomic_store_n(&L->rest_left, L->rest_next, __ATOMIC_RELEASE);
-    if (L->rest_next < AG_LEARN_REST_MAX)
-        L->rest_next *= 2;
+    L->rest_next = L->rest_next >= AG_LEARN_REST_MAX / AG_LEARN_REST_GROWTH
+                       ? AG_LEARN_REST_MAX
+                       : L->rest_next * AG_LEARN_REST_GROWTH;
     L->rests++;
     L->len = 0; /* the open segment is dropped: its continuation will not be seen */
     L->since_order = 0;

@@ -31,18 +31,20 @@ typedef struct ag_sighting {
  * nothing. So launches are judged in windows: when less than 1/AG_LEARN_FRUIT of a window's
  * launches belonged to a segment seen before or to a replayed graph, the learner rests -- the
  * engine passes the next launches straight through -- and then learns for another window. The
- * rest starts at AG_LEARN_WINDOW_SHORT launches, doubles after each fruitless window up to
- * AG_LEARN_REST_MAX, and starts over after a fruitful one. Sightings outlive rests, so a
- * sequence seen before a rest counts as seen again after it.
+ * first rest is AG_LEARN_REST_FIRST launches; each fruitless window after it makes the next
+ * AG_LEARN_REST_GROWTH times longer, up to AG_LEARN_REST_MAX; a fruitful window starts over.
+ * Sightings outlive rests, so a sequence seen before a rest counts as seen again after it.
  *
  * A window is AG_LEARN_WINDOW_SHORT launches when every stretch between ordering points in it
  * was short (segments decide, and a repeating segment shows within a window or the next); it
  * grows to AG_LEARN_WINDOW once a long stretch shows, where periods decide the cuts: long
  * enough for the longest period to be found (two copies) and a chunk of it seen again (a
  * third). */
-#define AG_LEARN_WINDOW_SHORT 2048
+#define AG_LEARN_WINDOW_SHORT 1024
 #define AG_LEARN_WINDOW (4 * AG_LEARN_RING)
-#define AG_LEARN_REST_MAX (16 * AG_LEARN_WINDOW)
+#define AG_LEARN_REST_FIRST 2048
+#define AG_LEARN_REST_GROWTH 4
+#define AG_LEARN_REST_MAX (4 * AG_LEARN_WINDOW)
 #define AG_LEARN_FRUIT 16
 
 typedef struct ag_learn {

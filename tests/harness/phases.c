@@ -5,7 +5,7 @@
  * repeating again; then the loop again. After every synchronisation the log must hold exactly
  * the launches so far, in order, with their arguments.
  *
- * Usage: phases [launches per irregular phase=60000] [loop iterations per phase=6000] */
+ * Usage: phases [launches per irregular phase=60000] [loop iterations per phase=12000] */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -57,7 +57,7 @@ static void loop(CUfunction K[8], CUstream s, hx_log *log, long iters)
 
 int main(int argc, char **argv)
 {
-    long nirr = hx_arg(argc, argv, 1, 60000), nloop = hx_arg(argc, argv, 2, 6000);
+    long nirr = hx_arg(argc, argv, 1, 60000), nloop = hx_arg(argc, argv, 2, 12000);
     hx_init();
     CUfunction K[8];
     char name[16];
