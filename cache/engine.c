@@ -141,9 +141,15 @@ static inline void sync_open(ag_stream *st)
         (!st->blocking && st->kind != AG_SK_LEGACY))
         return;
     __atomic_store_n(&st->open, open, __ATOMIC_RELAXED); /* read unlocked by flush_each */
-    if (st->kind == AG_SK_LEGACY)
+    if (st->kind == AG_SK_LEGACY) {
+        /* the process-wide count first when opening, last when closing: whoever sees the
+         * context's flag set also sees the count (cross_flush reads the count first) */
+        if (open)
+            atomic_fetch_add(&ag_hot.legacy_open_any, 1);
         atomic_store(&st->ci->legacy_open, open);
-    else
+        if (!open)
+            atomic_fetch_sub(&ag_hot.legacy_open_any, 1);
+    } else
         atomic_fetch_add(&st->ci->blocking_open, open ? 1 : -1);
 }
 
@@ -502,9 +508,12 @@ static void cross_flush_slow(ag_stream *st);
 static inline void cross_flush(ag_stream *st)
 {
     ag_ctxinfo *ci = st->ci;
-    if (st->kind == AG_SK_LEGACY ? atomic_load_explicit(&ci->blocking_open, memory_order_acquire) != 0
-                                 : st->blocking &&
-                                       atomic_load_explicit(&ci->legacy_open, memory_order_acquire))
+    /* a blocking stream looks at its context only when some legacy stream is open at all:
+     * one line fewer to read on the common path (see hot.h) */
+    if (st->kind == AG_SK_LEGACY
+            ? atomic_load_explicit(&ci->blocking_open, memory_order_acquire) != 0
+            : st->blocking && atomic_load_explicit(&ag_hot.legacy_open_any, memory_order_acquire) &&
+                  atomic_load_explicit(&ci->legacy_open, memory_order_acquire))
         cross_flush_slow(st);
 }
 

@@ -13,6 +13,8 @@ typedef struct ag_hot {
     atomic_int captures;       /* application stream captures in progress */
     atomic_ulong registry_gen; /* bumped whenever a stream state is retired (registry.h) */
     atomic_int profile_live;   /* loaded profile sequences not yet failed out (profile.c) */
+    atomic_int legacy_open_any; /* legacy default streams open (holding or learning), in all
+                                 * contexts: written when one opens or closes */
 } ag_hot_t;
 
 extern ag_hot_t ag_hot;
