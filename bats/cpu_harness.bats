@@ -386,3 +386,15 @@ no_failures() {
     at_least graphs.replays 9000
     no_failures
 }
+
+@test "m: two threads take turns on one resting stream: rest tokens never let a launch overtake a hold" {
+    # one thread may still carry rest tokens when the other wakes the stream up and begins
+    # holding (phases_mt.c); without voiding them, a launch overtakes the held ones
+    ag FAKECUDA_DELAY_US=0 "$H/phases_mt"
+    assert_success
+    assert_output --partial "PASS phases_mt"
+    at_least learning.rests 3
+    at_least launches.learning_rested 40000
+    at_least graphs.replays 3000
+    no_failures
+}

@@ -540,6 +540,65 @@ static ag_tmpl *discard_provisional(ag_tmpl *T)
     return NULL;
 }
 
+/* ---- rest tokens ------------------------------------------------------------------------ */
+
+/* A thread that launches on a resting created stream takes a batch of the rest's launches at
+ * once and keeps them here; its next launches and ordering points on that stream then pass
+ * without touching the stream's state at all (on a real host each line we touch between two
+ * driver calls is a cache miss, see hot.h). Tokens are void when the registry generation moves
+ * (the stream was destroyed; its handle may be reused) or when the rest epoch moves: a stream
+ * whose tokens are out bumps it before it learns again, so before it can hold anything, and a
+ * thread that comes after that (in the application's own order) sees its tokens void. */
+#define AG_REST_BATCH 64
+
+typedef struct ag_rest_token {
+    CUstream stream;
+    unsigned long gen, epoch;
+    uint32_t units;
+    uint8_t blocking;
+} ag_rest_token;
+
+static __thread ag_rest_token t_token __attribute__((tls_model("initial-exec")));
+
+/* Whether this thread's token lets a call on stream s pass untouched. A blocking stream must
+ * still obey the legacy rule: while any legacy stream is open, it takes the long way. */
+static inline int token_valid(CUstream s)
+{
+    const ag_rest_token *t = &t_token;
+    return t->units && t->stream == s &&
+           t->gen == atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire) &&
+           t->epoch == atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire) &&
+           !(t->blocking && atomic_load_explicit(&ag_hot.legacy_open_any, memory_order_acquire));
+}
+
+/* Takes one launch off st's rest, and a batch more for this thread's token when st is a
+ * created stream. gen and epoch: as read before st was looked up. */
+static inline int rest_take(ag_stream *st, CUstream s, unsigned long gen, unsigned long epoch)
+{
+    if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_REGULAR)
+        return ag_learn_resting(&st->learn);
+    if (!__atomic_load_n(&st->learn.rest_left, __ATOMIC_RELAXED))
+        return 0;
+    __atomic_store_n(&st->tokens_out, 1, __ATOMIC_RELAXED); /* published by the CAS */
+    uint32_t n = ag_learn_rest_take(&st->learn, AG_REST_BATCH + 1);
+    if (!n)
+        return 0;
+    ag_rest_token *t = &t_token;
+    t->stream = s;
+    t->gen = gen;
+    t->epoch = epoch;
+    t->units = n - 1;
+    t->blocking = st->blocking;
+    return 1;
+}
+
+/* st stops resting (its lock held): void every thread's tokens for it. */
+static void tokens_void(ag_stream *st)
+{
+    __atomic_store_n(&st->tokens_out, 0, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&ag_hot.rest_epoch, 1, memory_order_acq_rel);
+}
+
 static CUresult launch_learning(ag_stream *st, const ag_launch *l);
 
 /* The part every launch runs: kept small, so that a launch that passes while learning rests
@@ -557,6 +616,9 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
         AG_DRV_END();
         return r;
     }
+    /* learning again (and so perhaps holding): first void the tokens of the rest */
+    if (__builtin_expect(__atomic_load_n(&st->tokens_out, __ATOMIC_ACQUIRE), 0))
+        tokens_void(st);
     return launch_learning(st, l);
 }
 
@@ -669,6 +731,16 @@ static inline CUresult launch_kernel(const ag_launch *l)
     int ptsz = ag_entry_ptsz(l->entry);
     if (__builtin_expect(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0, 0))
         return launch_in_capture(l, ptsz);
+    if (token_valid(l->stream)) { /* learning rests on this stream: see "rest tokens" */
+        t_token.units--;
+        ag_stat_inc(AG_ST_RESTED);
+        AG_DRV_BEGIN();
+        CUresult r = passthrough_call(l);
+        AG_DRV_END();
+        return r;
+    }
+    unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
+    unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
     ag_stream *st = ag_stream_of(l->stream, ptsz);
     if (!st)
         return passthrough(l);
@@ -677,7 +749,7 @@ static inline CUresult launch_kernel(const ag_launch *l)
      * a per-thread stream, whose owner must first join what another thread flushed to its
      * side stream -- and that flush may be what began the rest. */
     if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS &&
-        ag_learn_resting(&st->learn)) {
+        rest_take(st, l->stream, gen, epoch)) {
         ag_stat_inc(AG_ST_RESTED); /* (and launches.eager, when summed) */
         AG_DRV_BEGIN();
         CUresult r = passthrough_call(l);
@@ -775,9 +847,11 @@ __attribute__((hot)) void ag_order_stream(CUstream s, int ptsz)
 
 static __attribute__((hot)) void order_stream(CUstream s, int ptsz)
 {
+    int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
+    if (!captures && token_valid(s))
+        return; /* learning rests on s: nothing held, nothing to end (see "rest tokens") */
     /* a stream never seen needs no state, unless the legacy rule may concern it */
-    ag_stream *st = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ? ag_stream_find(s, ptsz)
-                                                                            : ag_stream_of(s, ptsz);
+    ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
     if (!st)
         return;
     cross_flush(st);

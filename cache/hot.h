@@ -15,6 +15,8 @@ typedef struct ag_hot {
     atomic_int profile_live;   /* loaded profile sequences not yet failed out (profile.c) */
     atomic_int legacy_open_any; /* legacy default streams open (holding or learning), in all
                                  * contexts: written when one opens or closes */
+    atomic_ulong rest_epoch;   /* bumped when a stream whose rest tokens are out stops resting
+                                * (engine.c): every thread's tokens are void from then on */
 } ag_hot_t;
 
 extern ag_hot_t ag_hot;

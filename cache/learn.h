@@ -116,6 +116,21 @@ static inline int ag_learn_resting(ag_learn *L)
     return 0;
 }
 
+/* Takes up to `want` launches off the rest at once (rest tokens, engine.c); returns how many.
+ * Acquire and release: see ag_learn_resting; the release also publishes what the caller wrote
+ * before (that tokens are out). */
+static inline uint32_t ag_learn_rest_take(ag_learn *L, uint32_t want)
+{
+    uint32_t v = __atomic_load_n(&L->rest_left, __ATOMIC_ACQUIRE);
+    while (v) {
+        uint32_t n = v < want ? v : want;
+        if (__atomic_compare_exchange_n(&L->rest_left, &v, v - n, 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return n;
+    }
+    return 0;
+}
+
 /* True while the learner rests (counts nothing): an ordering point then has nothing to end. */
 static inline int ag_learn_rests(const ag_learn *L)
 {

@@ -89,6 +89,7 @@ typedef struct ag_stream {
     uint8_t open;                    /* counted in ci->legacy_open / blocking_open */
     uint8_t join_pending;            /* per-thread streams: see below */
     uint32_t nheld;                  /* what is held back: a prefix of template `cand` */
+    uint8_t tokens_out;              /* threads may hold rest tokens for this stream (engine.c) */
     ag_ctxinfo *ci;
     ag_rec *held;                    /* max_nodes; NULL until the first launch */
     ag_tmpl *cand;
