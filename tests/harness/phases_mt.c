@@ -38,10 +38,10 @@ static void sync_and_check(long at)
     g_nexp = 0;
 }
 
-/* One turn: an irregular one (turn < g_nirr, and again in the third quarter) or a loop one. */
+/* Turn t: the turns go irregular (g_nirr), loop (g_nloop), irregular, loop. */
 static void turn(long t, uint64_t *r)
 {
-    long phase = t / (g_nirr + g_nloop), in = t % (g_nirr + g_nloop);
+    long in = t % (g_nirr + g_nloop);
     if (in < g_nirr) {
         uint32_t n = 1 + below(r, 6);
         for (uint32_t i = 0; i < n; i++) {
@@ -62,7 +62,6 @@ static void turn(long t, uint64_t *r)
         if (half)
             sync_and_check(t);
     }
-    (void)phase;
 }
 
 static void *worker(void *arg)
