@@ -34,13 +34,26 @@ static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 
 static CUresult passthrough_call(const ag_launch *l);
 
-static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
+/* The launch as the application made it (timed as the driver's in a selftime build). */
+static inline CUresult pass_timed(const ag_launch *l)
 {
-    ag_stat_inc(AG_ST_PASSED);
     AG_DRV_BEGIN();
     CUresult r = passthrough_call(l);
     AG_DRV_END();
     return r;
+}
+
+static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
+{
+    ag_stat_inc(AG_ST_PASSED);
+    return pass_timed(l);
+}
+
+/* A launch passed while learning rests (counted in launches.eager too, when summed). */
+static inline CUresult pass_rested(const ag_launch *l)
+{
+    ag_stat_inc(AG_ST_RESTED);
+    return pass_timed(l);
 }
 
 static __attribute__((hot)) CUresult passthrough_call(const ag_launch *l)
@@ -609,13 +622,8 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
         return passthrough(l);
     if (st->kind == AG_SK_PTDS)
         ptds_join(st);
-    if (!st->nheld && ag_learn_resting(&st->learn)) {
-        ag_stat_inc(AG_ST_RESTED); /* (and launches.eager, when summed) */
-        AG_DRV_BEGIN();
-        CUresult r = passthrough_call(l);
-        AG_DRV_END();
-        return r;
-    }
+    if (!st->nheld && ag_learn_resting(&st->learn))
+        return pass_rested(l);
     /* learning again (and so perhaps holding): first void the tokens of the rest */
     if (__builtin_expect(__atomic_load_n(&st->tokens_out, __ATOMIC_ACQUIRE), 0))
         tokens_void(st);
@@ -705,22 +713,20 @@ __attribute__((hot)) CUresult ag_launch_kernel(const ag_launch *l)
  * nothing (a question about a capturing stream can invalidate the capture). */
 static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launch *l, int ptsz)
 {
-    {
-        ag_stream *st = ag_stream_find(l->stream, ptsz);
-        if (st && (__atomic_load_n(&st->nheld, __ATOMIC_RELAXED) ||
-                   __atomic_load_n(&st->join_pending, __ATOMIC_RELAXED))) {
-            /* held before the capture began (this thread raced the capture's flush): what is
-             * held goes first, never overtaken */
-            ag_lock(&st->mu);
-            if (st->kind == AG_SK_PTDS)
-                ptds_join(st);
-            ag_flush_locked(st, AG_ST_FL_ORDER);
-            sync_open(st);
-            ag_unlock(&st->mu);
-        }
-        ag_stat_inc(AG_ST_CAPTURED);
-        return passthrough(l);
+    ag_stream *st = ag_stream_find(l->stream, ptsz);
+    if (st && (__atomic_load_n(&st->nheld, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&st->join_pending, __ATOMIC_RELAXED))) {
+        /* held before the capture began (this thread raced the capture's flush): what is held
+         * goes first, never overtaken */
+        ag_lock(&st->mu);
+        if (st->kind == AG_SK_PTDS)
+            ptds_join(st);
+        ag_flush_locked(st, AG_ST_FL_ORDER);
+        sync_open(st);
+        ag_unlock(&st->mu);
     }
+    ag_stat_inc(AG_ST_CAPTURED);
+    return passthrough(l);
 }
 
 static inline CUresult launch_kernel(const ag_launch *l)
@@ -733,11 +739,7 @@ static inline CUresult launch_kernel(const ag_launch *l)
         return launch_in_capture(l, ptsz);
     if (token_valid(l->stream)) { /* learning rests on this stream: see "rest tokens" */
         t_token.units--;
-        ag_stat_inc(AG_ST_RESTED);
-        AG_DRV_BEGIN();
-        CUresult r = passthrough_call(l);
-        AG_DRV_END();
-        return r;
+        return pass_rested(l);
     }
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
@@ -749,13 +751,8 @@ static inline CUresult launch_kernel(const ag_launch *l)
      * a per-thread stream, whose owner must first join what another thread flushed to its
      * side stream -- and that flush may be what began the rest. */
     if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS &&
-        rest_take(st, l->stream, gen, epoch)) {
-        ag_stat_inc(AG_ST_RESTED); /* (and launches.eager, when summed) */
-        AG_DRV_BEGIN();
-        CUresult r = passthrough_call(l);
-        AG_DRV_END();
-        return r;
-    }
+        rest_take(st, l->stream, gen, epoch))
+        return pass_rested(l);
     ag_lock(&st->mu);
     CUresult r = launch_locked(st, l);
     sync_open(st);

@@ -102,23 +102,9 @@ int ag_learn_order(ag_learn *L, ag_closed *c);
  * graph's); the launches count as repeated ones for the window. */
 void ag_learn_replayed(ag_learn *L, uint32_t n);
 
-/* True while the learner rests; the engine then passes the launch through untouched. Counts
- * the launch off the rest. Safe without the stream's lock: a rest begins only when nothing is
- * held (or, in a flush, once what was held has been issued), and a hold begins only after the
- * rest is over; the release store that begins a rest and the acquire here order the two. */
-static inline int ag_learn_resting(ag_learn *L)
-{
-    uint32_t v = __atomic_load_n(&L->rest_left, __ATOMIC_ACQUIRE);
-    while (__builtin_expect(v != 0, 0))
-        if (__atomic_compare_exchange_n(&L->rest_left, &v, v - 1, 1, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_ACQUIRE))
-            return 1;
-    return 0;
-}
-
 /* Takes up to `want` launches off the rest at once (rest tokens, engine.c); returns how many.
  * Acquire and release: see ag_learn_resting; the release also publishes what the caller wrote
- * before (that tokens are out). */
+ * before (that tokens are out, for instance). */
 static inline uint32_t ag_learn_rest_take(ag_learn *L, uint32_t want)
 {
     uint32_t v = __atomic_load_n(&L->rest_left, __ATOMIC_ACQUIRE);
@@ -129,6 +115,15 @@ static inline uint32_t ag_learn_rest_take(ag_learn *L, uint32_t want)
             return n;
     }
     return 0;
+}
+
+/* True while the learner rests; the engine then passes the launch through untouched. Counts
+ * the launch off the rest. Safe without the stream's lock: a rest begins only when nothing is
+ * held (or, in a flush, once what was held has been issued), and a hold begins only after the
+ * rest is over; the release store that begins a rest and the acquire here order the two. */
+static inline int ag_learn_resting(ag_learn *L)
+{
+    return ag_learn_rest_take(L, 1) != 0;
 }
 
 /* True while the learner rests (counts nothing): an ordering point then has nothing to end. */
