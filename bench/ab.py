@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Side-by-side runs of one sample app under several settings, for differences too small for
-the main benchmark (a few percent): many interleaved repetitions, medians, and the median of
-the per-repetition ratios (each repetition runs every variant once, back to back, so slow
-drift of the host hits all of them alike; the order rotates from one repetition to the next,
-so no variant always runs first or last).
+the main benchmark (a few percent): many interleaved repetitions, medians, and the geometric
+mean of the per-repetition ratios with its 95% confidence interval (each repetition runs every
+variant once, back to back, so slow drift of the host hits all of them alike; the order
+rotates from one repetition to the next, so no variant always runs first or last). Runs and
+ratios are bench/run.py's.
 
 A variant is NAME=ITEMS, ITEMS a comma-separated list of `preload` (LD_PRELOAD the library)
 and ENV=VALUE settings; the first variant is the reference of the ratios.
@@ -18,10 +19,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import ROOT, paired_ratio, run  # noqa: E402
 
 
 def parse_variant(spec):
@@ -46,25 +47,6 @@ def cpu_set(spec):
     return out
 
 
-def run_once(cmd, env_extra, preload, lib, cpus):
-    env = {k: v for k, v in os.environ.items()
-           if k != "LD_PRELOAD" and not k.startswith("AUTOGRAPH_")}
-    env.update(env_extra)
-    if preload:
-        env["LD_PRELOAD"] = lib
-    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
-    out = {}
-    for line in p.stdout.splitlines():
-        k, sep, v = line.partition(":")
-        if sep:
-            out[k.strip()] = v.strip()
-    if p.returncode != 0 or out.get("result") != "OK":
-        sys.exit("ab.py: %s failed (exit %d)\n%s%s" % (" ".join(cmd), p.returncode, p.stdout,
-                                                      p.stderr))
-    return float(out["time_us_per_iter"]), out.get("checksum")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=11)
@@ -83,7 +65,7 @@ def main():
     cpus = cpu_set(a.cpus) if a.cpus else None
     for rep in range(a.reps):
         for name, env, pre in V[rep % len(V):] + V[:rep % len(V)]:
-            t, ck = run_once(cmd, env, pre, a.lib, cpus)
+            t, ck, _ = run(cmd, env, pre, a.lib, cpus)
             times[name].append(t)
             sums.setdefault("first", ck)
             if ck != sums["first"]:
@@ -91,18 +73,18 @@ def main():
     ref = V[0][0]
     print("# %s, %d repetitions%s" % (" ".join(cmd), a.reps,
                                       ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
-    print("%-16s %10s %10s %10s %12s %14s" % ("variant", "median_us", "min_us", "max_us",
-                                               "ref/variant", "paired ratio"))
+    print("%-16s %10s %10s %10s %12s  %s" % ("variant", "median_us", "min_us", "max_us",
+                                             "ref/variant", "paired ref/variant, 95% CI"))
     rows = []
     for name, _, _ in V:
         t = times[name]
-        paired = statistics.median(r / x for r, x in zip(times[ref], t))
+        geo, lo, hi = paired_ratio(times[ref], t)
         row = {"variant": name, "median_us": statistics.median(t), "min_us": min(t),
                "max_us": max(t), "speedup": statistics.median(times[ref]) / statistics.median(t),
-               "paired_speedup": paired}
+               "paired_geomean": geo, "paired_ci95": [lo, hi]}
         rows.append(row)
-        print("%-16s %10.2f %10.2f %10.2f %11.3fx %13.3fx" % (
-            name, row["median_us"], row["min_us"], row["max_us"], row["speedup"], paired))
+        print("%-16s %10.2f %10.2f %10.2f %11.3fx  %.3fx (%.3f-%.3f)" % (
+            name, row["median_us"], row["min_us"], row["max_us"], row["speedup"], geo, lo, hi))
     if a.out:
         with open(a.out, "w") as f:
             json.dump({"cmd": cmd, "reps": a.reps, "cpus": a.cpus, "rows": rows, "times_us": times},

@@ -68,7 +68,9 @@ def parse(out):
     return r
 
 
-def run(cmd, env_extra, preload, lib):
+def run(cmd, env_extra, preload, lib, cpus=None):
+    """One run of a sample app: its time per iteration, checksum and stderr; exits on failure.
+    Without the caller's LD_PRELOAD and AUTOGRAPH_* settings; pinned to `cpus` if given."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     for k in list(env):
@@ -77,7 +79,8 @@ def run(cmd, env_extra, preload, lib):
     env.update(env_extra)
     if preload:
         env["LD_PRELOAD"] = lib
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
     r = parse(p.stdout)
     if p.returncode != 0 or r.get("result") != "OK":
         sys.exit("FAILED: %s (exit %d)\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
