@@ -82,6 +82,16 @@ int ag_stream_prepare(ag_stream *st)
     return 0;
 }
 
+/* A created stream's state goes into the thread's one-entry cache (registry.h). */
+static inline void remember_last(const ag_skey *k, int kind, unsigned long gen, ag_stream *st)
+{
+    if (kind == AG_SK_REGULAR) {
+        ag_t_last.stream = k->stream;
+        ag_t_last.gen = gen;
+        ag_t_last.st = st;
+    }
+}
+
 static ag_stream *lookup(const ag_skey *k, int kind, int create)
 {
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
@@ -89,11 +99,7 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
     unsigned i = (unsigned)((hv >> 4) ^ (hv >> 11)) & (TCACHE - 1);
     if (t_cache[i].gen == gen && t_cache[i].key.stream == k->stream &&
         t_cache[i].key.ctx == k->ctx && t_cache[i].key.thread == k->thread) {
-        if (kind == AG_SK_REGULAR) {
-            ag_t_last.stream = k->stream;
-            ag_t_last.gen = gen;
-            ag_t_last.st = t_cache[i].st;
-        }
+        remember_last(k, kind, gen, t_cache[i].st);
         return t_cache[i].st;
     }
 
@@ -135,11 +141,7 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
     t_cache[i].key = *k;
     t_cache[i].gen = gen;
     t_cache[i].st = st;
-    if (kind == AG_SK_REGULAR) {
-        ag_t_last.stream = k->stream;
-        ag_t_last.gen = gen;
-        ag_t_last.st = st;
-    }
+    remember_last(k, kind, gen, st);
     return st;
 }
 
