@@ -32,7 +32,7 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))
             goto fail;
     }
-    ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS);
+    ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
     return T;
 fail:
     if (T && T->nodes)

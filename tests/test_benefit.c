@@ -2,6 +2,8 @@
 #include "../policy/benefit.h"
 #include "check.h"
 
+#include <string.h>
+
 /* Runs n occurrences where each occurrence's interval is g (graph) or e (eager) ns. */
 static void run(ag_benefit *b, int n, uint64_t g, uint64_t e, uint64_t *t, int *graphs)
 {
@@ -16,7 +18,7 @@ static void run(ag_benefit *b, int n, uint64_t g, uint64_t e, uint64_t *t, int *
 static void test_graph_wins(void)
 {
     ag_benefit b;
-    ag_benefit_init(&b, 0);
+    ag_benefit_init(&b, 0, 8);
     CHECK(ag_benefit_want_graph(&b)); /* a trial starts with the graph */
     uint64_t t = 1000;
     int graphs = 0;
@@ -44,7 +46,7 @@ static void test_graph_wins(void)
 static void test_eager_wins(void)
 {
     ag_benefit b;
-    ag_benefit_init(&b, 0);
+    ag_benefit_init(&b, 0, 8);
     uint64_t t = 1000;
     int graphs = 0;
     /* compute-bound: the same either way -> eager (graphs must win by a margin) */
@@ -62,13 +64,13 @@ static void test_eager_wins(void)
 static void test_aborts_and_failures(void)
 {
     ag_benefit b;
-    ag_benefit_init(&b, 0);
+    ag_benefit_init(&b, 0, 8);
     for (int i = 0; i < 4; i++)
         ag_benefit_aborted(&b);
     CHECK_EQ(b.state, AG_BEN_OFF);
     CHECK(!ag_benefit_want_graph(&b));
 
-    ag_benefit_init(&b, 1); /* always: on without measuring, back on after a failure */
+    ag_benefit_init(&b, 1, 8); /* always: on without measuring, back on after a failure */
     CHECK_EQ(b.state, AG_BEN_ON);
     ag_benefit_failed(&b);
     CHECK(!ag_benefit_want_graph(&b));
@@ -85,7 +87,7 @@ static void test_build_sample_excluded(void)
 {
     /* The first graph occurrence includes instantiation: a huge interval that must not count. */
     ag_benefit b;
-    ag_benefit_init(&b, 0);
+    ag_benefit_init(&b, 0, 8);
     uint64_t t = 0;
     int graphs = 0;
     for (int i = 0; i < 40; i++) {
@@ -99,8 +101,135 @@ static void test_build_sample_excluded(void)
     CHECK(b.med_graph == 30000);
 }
 
+/* Occurrences with both measures: host interval h (graph hg, eager he) and GPU interval
+ * (gg, ge). The GPU sample of an occurrence arrives `lag` occurrences later, as it does when
+ * the GPU runs behind the host. */
+typedef struct {
+    uint64_t hg, he, gg, ge;
+    int lag;
+} both_t;
+
+static void run_both(ag_benefit *b, int n, const both_t *m, uint64_t *t)
+{
+    struct { uint32_t id; int graph; } q[64];
+    int nq = 0;
+    for (int i = 0; i < n; i++) {
+        int want = ag_benefit_want_graph(b);
+        if (ag_benefit_want_gpu_mark(b)) {
+            ag_benefit_marked(b);
+            q[nq].id = b->trial_id;
+            q[nq++].graph = want;
+        }
+        ag_benefit_occurred(b, want, 0, *t);
+        *t += want ? m->hg : m->he;
+        while (nq > m->lag) { /* the oldest marked occurrence's GPU interval is known now */
+            ag_benefit_gpu(b, q[0].id, q[0].graph, 0, q[0].graph ? m->gg : m->ge);
+            memmove(&q[0], &q[1], (size_t)--nq * sizeof q[0]);
+        }
+    }
+}
+
+static void test_gpu_bound_async(void)
+{
+    /* The host runs ahead (a graph launch is cheaper on the host) but the GPU, the bottleneck,
+     * runs the graph slower: eager must win, and the samples arrive late. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 2);
+    uint64_t t = 1;
+    both_t m = { 10000, 30000, 48000, 40000, 6 };
+    run_both(&b, 40, &m, &t);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK(b.gpu_graph == 48000 && b.gpu_eager == 40000);
+    CHECK(b.med_graph == 10000); /* the host alone would have said "graphs win" */
+    CHECK_EQ(b.wait, 64);
+    CHECK_EQ(b.backoff, 256); /* a clear loss (20%) backs off fourfold */
+}
+
+static void test_gpu_waits_for_samples(void)
+{
+    /* Host samples are complete long before the late GPU ones: the trial must wait. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    uint64_t t = 1;
+    both_t m = { 10000, 30000, 40500, 40000, 12 };
+    run_both(&b, 20, &m, &t);
+    CHECK_EQ(b.ng, 8);
+    CHECK_EQ(b.ne, 8);
+    CHECK_EQ(b.state, AG_BEN_TRIAL); /* still waiting for the GPU's view */
+    run_both(&b, 60, &m, &t);
+    /* host 3x better, GPU 1.25% worse (within noise): graphs pay */
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(b.gpu_graph == 40500);
+}
+
+static void test_gpu_wins_host_equal(void)
+{
+    /* A full queue makes the host wait for the GPU; graphs make the GPU faster. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 16);
+    uint64_t t = 1;
+    both_t m = { 40000, 40000, 30000, 40000, 0 };
+    run_both(&b, 40, &m, &t);
+    CHECK_EQ(b.state, AG_BEN_ON);
+}
+
+static void test_stale_gpu_samples(void)
+{
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    uint32_t old = b.trial_id;
+    ag_benefit_aborted(&b);
+    for (int i = 0; i < 3; i++)
+        ag_benefit_aborted(&b); /* off */
+    uint64_t t = 1;
+    for (int i = 0; i < 64; i++)
+        ag_benefit_occurred(&b, 0, 0, t += 1000); /* back-off over: a new trial */
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    CHECK(b.trial_id != old);
+    ag_benefit_gpu(&b, old, 1, 0, 5000);
+    ag_benefit_gpu(&b, b.trial_id, 1, 1, 5000); /* an occurrence that built: not fair */
+    CHECK_EQ(b.ngg, 0);
+    ag_benefit_gpu(&b, b.trial_id, 1, 0, 5000);
+    CHECK_EQ(b.ngg, 1);
+}
+
+static void test_short_sequences(void)
+{
+    /* 4% faster pays for a sequence of 3 launches, not for one of 2 */
+    uint64_t t = 1;
+    int graphs = 0;
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 2);
+    run(&b, 40, 96000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    ag_benefit_init(&b, 0, 3);
+    run(&b, 40, 96000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON);
+}
+
+static void test_clear_loss_ends_early(void)
+{
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    uint64_t t = 1;
+    int graphs = 0, n = 0;
+    while (b.state == AG_BEN_TRIAL && n < 100) {
+        run(&b, 1, 150000, 100000, &t, &graphs);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK(n <= 13); /* 4 graph + 4 eager samples (+ the first occurrence), not 8 + 8 */
+    CHECK_EQ(b.backoff, 256);
+}
+
 int main(void)
 {
+    test_gpu_bound_async();
+    test_gpu_waits_for_samples();
+    test_gpu_wins_host_equal();
+    test_stale_gpu_samples();
+    test_short_sequences();
+    test_clear_loss_ends_early();
     test_graph_wins();
     test_eager_wins();
     test_aborts_and_failures();
