@@ -6,7 +6,7 @@
 setup() {
     load helpers
     H="$BUILD/harness"
-    [ -x "$H/rest_legacy" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
+    [ -x "$H/rest_legacy" ] && [ -x "$H/capture_race" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
         skip "harness not built (make lib harness)"
     unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
           AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
@@ -38,6 +38,17 @@ at_least() {
     at_least launches.learning_rested 8
     at_least launches.held 16
     at_least flushes.other_stream 8
+}
+
+@test "rule: a launch whose stream lock comes after a capture began holds nothing (re-checked)" {
+    # the fake driver's call hook stops the launch between its capture check and its stream
+    # lock while another thread begins a capture (see tests/harness/capture_race.c)
+    ag "$H/capture_race" 5
+    assert_success
+    assert_output --partial "PASS capture_race"
+    assert_equal "$(s launches.in_app_capture)" 5
+    at_least graphs.replays 1 # the legacy stream's sequence was learned: K0 starts a template
+    assert_equal "$(s flushes.timeout)" 0
 }
 
 # save_profile FILE: the profile loop8 leaves with the default options (one sequence of 8),
