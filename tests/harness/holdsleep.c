@@ -2,12 +2,11 @@
  * makes no CUDA call, and later launches must still come after them. Each iteration launches
  * a slow kernel (30 ms) and 3 more, then waits, with no CUDA call, until the slow kernel has
  * started -- which it does only once something issued it: with launches held, the watchdog
- * (AUTOGRAPH_MAX_HOLD_US) -- then launches 2 more (as a rule while it still runs: 30 ms) and
- * synchronises; the
- * log must be in launch order. The wait is for that condition, with a generous timeout (a
- * watchdog that never fires fails the program), not for a fixed time. On a per-thread default stream the watchdog (another thread) cannot issue onto the
- * owner's stream: what it flushes goes elsewhere, and the owner's next launches must wait
- * for it.
+ * (AUTOGRAPH_MAX_HOLD_US) -- then launches 2 more (as a rule while it still runs) and
+ * synchronises; the log must be in launch order. The wait is for that condition, with a
+ * generous timeout (a watchdog that never fires fails the program), not for a fixed time.
+ * On a per-thread default stream the watchdog (another thread) cannot issue onto the owner's
+ * stream: what it flushes goes elsewhere, and the owner's next launches must wait for it.
  *
  * Usage: holdsleep [stream|legacy|ptds] [iterations=10] */
 #include <sched.h>
