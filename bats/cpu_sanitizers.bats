@@ -126,3 +126,16 @@ at_least() {
         at_least flushes.timeout 5
     done
 }
+
+@test "sanitized: a profile sequence longer than AUTOGRAPH_MAX_NODES is dropped at load" {
+    # issue 10: saved with the default MAX_NODES, replayed with 4 -- it overflowed the
+    # stream's held array (heap-buffer-overflow in hold_one under ASan)
+    local p="$BATS_TEST_TMPDIR/p.agp"
+    ag AUTOGRAPH_PROFILE="$p" "$H/loop8" 10
+    clean
+    grep -q '^seq 8 1 ' "$p" || fail "no trusted sequence of 8 launches in the profile"
+    ag AUTOGRAPH_PROFILE="$p" AUTOGRAPH_MAX_NODES=4 "$H/loop8" 30
+    clean
+    assert_output --partial "PASS loop8"
+    assert_equal "$(stat profile.loaded)" 0
+}

@@ -52,9 +52,12 @@ graphed() { # at least one graph built and replayed
     graphed
 }
 
-@test "tiny on per-thread default streams: identical (both builds)" {
+@test "tiny on per-thread default streams: identical and graphed (both builds)" {
     same_results tiny-ptsz --iters=200 --stream=legacy
+    graphed
+    [ "$(s launches.cuLaunchKernel_ptsz)" -gt 0 ] || fail "no _ptsz launch: $stderr"
     same_results tiny --iters=200 --stream=ptds
+    graphed
 }
 
 @test "launch_ex and driver_api (attributes, extra-form arguments)" {
@@ -63,6 +66,7 @@ graphed() { # at least one graph built and replayed
     same_results driver_api --iters=100
     graphed
     same_results driver_api-ptsz --iters=100
+    graphed
 }
 
 @test "an event recorded mid-sequence, waited on by another stream" {
@@ -84,13 +88,20 @@ graphed() { # at least one graph built and replayed
     same_results threads --iters=200
     graphed
     same_results threads-ptsz --iters=200
+    graphed
+    [ "$(s launches.cuLaunchKernel_ptsz)" -gt 0 ] || fail "no _ptsz launch: $stderr"
 }
 
 @test "a host thread spinning on mapped memory that a held kernel writes finishes" {
     require_app spin
-    run timeout 120 env LD_PRELOAD="$LIB" "$APPS/spin" --iters=300
+    run --separate-stderr timeout 120 env LD_PRELOAD="$LIB" "$APPS/spin" --iters=300
+    printf '%s\n' "$output" "$stderr"
     assert_success
     assert_equal "$(field result)" "OK"
+    # what the test is about: kernels were held, and the watchdog released them (the host made
+    # no CUDA call while it waited)
+    [ "$(s launches.held)" -ge 1 ] || fail "nothing held: the scenario did not happen"
+    [ "$(s flushes.timeout)" -ge 1 ] || fail "no watchdog flush"
 }
 
 @test "compute-bound and irregular programs are unchanged" {

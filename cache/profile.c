@@ -116,6 +116,10 @@ void ag_profile_load(void)
     }
     ag_pseq *q = NULL, **tail = &g_seqs;
     uint32_t k = 0;
+    /* a stream holds at most MAX_NODES launches (its held array): a longer sequence could
+     * never be held, and holding it would write past that array */
+    unsigned max_len = (unsigned)ag_opt(AG_OPT_MAX_NODES);
+    int too_long = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned len, trusted;
         unsigned long long mg, me;
@@ -125,6 +129,10 @@ void ag_profile_load(void)
                 bad++;
             }
             q = NULL;
+            if (len > max_len && len <= 4096) {
+                too_long++;
+                continue; /* its node lines are skipped: no sequence is open */
+            }
             if (len < 2 || len > 4096 || n >= MAX_SEQS || !(q = calloc(1, sizeof *q)) ||
                 !(q->nodes = calloc(len, sizeof *q->nodes)) || !(q->names = calloc(len, sizeof *q->names))) {
                 if (q)
@@ -179,6 +187,9 @@ void ag_profile_load(void)
     ag_stat_add(AG_ST_PROFILE_LOADED, (uint64_t)n);
     if (bad)
         ag_log(AG_LOG_WARN, "profile %s: %d malformed sequences ignored", path, bad);
+    if (too_long)
+        ag_log(AG_LOG_DEBUG, "profile %s: %d sequences longer than AUTOGRAPH_MAX_NODES=%u dropped",
+               path, too_long, max_len);
     ag_log(AG_LOG_INFO, "profile %s: %d sequences loaded", path, n);
 }
 

@@ -90,8 +90,12 @@ int main(void)
     /* the same arguments give the same bytes (equal value fingerprints) */
     memset(blob2, 0x55, sizeof blob2);
     ag_params_copy(a, params, NULL, blob2);
-    CHECK_EQ(blob[24], blob2[24]);
-    CHECK_EQ(ag_hash(blob, 24) == ag_hash(blob2, 24), 1);
+    /* all 40 bytes: the padding after c (25..31) is what the two prefills (0xAA, 0x55) differ
+     * in, and what a missing zeroing would leave different */
+    CHECK(!memcmp(blob, blob2, sizeof blob));
+    CHECK(ag_hash(blob, sizeof blob) == ag_hash(blob2, sizeof blob2));
+    for (int i = 25; i < 32; i++)
+        CHECK_EQ(blob[i], 0);
 
     /* the extra form */
     size_t size = 40;

@@ -60,22 +60,34 @@ static void test_chunks_and_period(void)
      * every chunk is the same sequence: 15 launches (3 periods <= 16) */
     int closed = 0, lens[64];
     uint64_t keys[64];
+    uint32_t counts[64];
     for (int i = 0; i < 400; i++) {
         uint32_t n = push(&L, i % 5, &c);
         if (n && closed < 64) {
             lens[closed] = (int)n;
+            counts[closed] = c.s->count;
             keys[closed++] = c.s->key;
         }
     }
     CHECK(closed > 20);
-    /* after the period is established, all chunks are equal and 15 long */
-    int steady = 0;
+    CHECK_EQ(L.period, 5); /* the learner found the period */
+    /* after the period is established, all chunks are equal and 15 long, and the learner
+     * counts each as one more sighting of the same sequence */
     for (int i = closed - 10; i < closed; i++) {
         CHECK_EQ(lens[i], 15);
         CHECK(keys[i] == keys[closed - 1]);
-        steady++;
+        CHECK_EQ(counts[i], counts[i - 1] + 1);
     }
-    CHECK_EQ(steady, 10);
+    /* the learner's own count of that sequence is every chunk of it that closed */
+    uint32_t same = 0;
+    for (int i = 0; i < closed; i++)
+        same += keys[i] == keys[closed - 1];
+    ag_sighting *last = ag_learn_find(&L, keys[closed - 1]);
+    CHECK(last != NULL);
+    if (last) {
+        CHECK_EQ(last->count, same);
+        CHECK_EQ(last->len, 15);
+    }
     ag_learn_free(&L);
 
     /* without a period, chunks are max_nodes long */

@@ -15,6 +15,12 @@
 
 atomic_ullong fc_cnt[FC_C_COUNT];
 atomic_int fc_initialized, fc_forked, fc_nfail, fc_trace;
+atomic_uintptr_t fc_hook;
+
+FC_EXPORT void fakecuda_set_call_hook(fakecuda_call_hook fn)
+{
+    atomic_store_explicit(&fc_hook, (uintptr_t)fn, memory_order_release);
+}
 
 /* ---- the handle registry: an open-addressing set of live handle addresses --------------- */
 

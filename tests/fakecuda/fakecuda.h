@@ -107,6 +107,12 @@ struct fakecuda_counters {
 
 void fakecuda_counters(struct fakecuda_counters *out);
 
+/* A function the fake calls first thing in every driver entry point, on the calling thread,
+ * with the entry point's exported name; NULL removes it. A test uses it to stop a thread
+ * inside a given driver call while another thread acts: a race made deterministic. */
+typedef void (*fakecuda_call_hook)(const char *name);
+void fakecuda_set_call_hook(fakecuda_call_hook fn);
+
 /* Prints every counter on the stream as "fakecuda: <name> <value>" lines. */
 void fakecuda_print_counters(void *file /* FILE * */);
 

@@ -50,6 +50,7 @@ extern atomic_ullong fc_cnt[FC_C_COUNT];
 
 /* ---- entry checks -------------------------------------------------------------------- */
 extern atomic_int fc_initialized, fc_forked, fc_nfail, fc_trace;
+extern atomic_uintptr_t fc_hook; /* fakecuda_call_hook, or 0 */
 int fc_fail_hit(const char *name);
 void fc_trace_call(const char *name);
 CUresult fc_err(CUresult r);   /* counts an error return */
@@ -59,6 +60,9 @@ CUresult fc_forked_call(const char *name);
 /* Every entry point starts with one of these. */
 #define FC_ENTER_NOINIT()                                                                      \
     do {                                                                                       \
+        uintptr_t fc_hook_ = atomic_load_explicit(&fc_hook, memory_order_acquire);            \
+        if (fc_hook_)                                                                          \
+            ((fakecuda_call_hook)fc_hook_)(__func__);                                          \
         if (atomic_load_explicit(&fc_trace, memory_order_relaxed))                            \
             fc_trace_call(__func__);                                                           \
         if (atomic_load_explicit(&fc_forked, memory_order_relaxed))                           \

@@ -4,7 +4,8 @@
  * Each input is written to a temporary file that AUTOGRAPH_PROFILE names (set once, picked up
  * through ag_options_reload()), then loaded. Besides the sanitizers' checks (ASan, UBSan, LSan
  * on what a load allocates), what was loaded must be well-formed (lengths within 2..4096, a
- * name for every node, the count of trusted sequences published) and must survive a round
+ * name for every node, no sequence longer than the engine can hold -- AUTOGRAPH_MAX_NODES, the
+ * size of a stream's held array --, the count of trusted sequences published) and must survive a round
  * trip: saving it (ag_profile_save writes every loaded sequence, dropping repeats of the same
  * nodes) and loading the saved file gives the same sequences back.
  *
@@ -50,6 +51,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     atexit(remove_files);
     setenv("AUTOGRAPH_PROFILE", g_path, 1);
     setenv("AUTOGRAPH_LOG", "error", 1); /* no "malformed sequences" warning per input */
+    /* a small engine, so that the seeds (2 and 3 nodes) and their mutations land on both sides
+     * of what it can hold */
+    setenv("AUTOGRAPH_MAX_NODES", "3", 1);
     return 0;
 }
 
@@ -117,8 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* well-formed, and the trusted ones are published */
     int trusted = 0;
+    /* what the engine can hold (registry.c sizes each stream's held array so), not the
+     * loader's own format limit */
+    const uint32_t max_nodes = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     for (ag_pseq *q = g_seqs; q; q = q->next) {
-        CHECK(q->len >= 2 && q->len <= 4096);
+        CHECK(q->len >= 2 && q->len <= max_nodes);
         CHECK(q->nodes && q->names);
         for (uint32_t k = 0; k < q->len; k++)
             CHECK(q->names[k] != NULL);

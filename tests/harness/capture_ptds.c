@@ -4,12 +4,13 @@
  * stream must wait for -- but not from inside the capture, where waiting for an event
  * recorded outside it is refused (CUDA_ERROR_STREAM_CAPTURE_ISOLATION) and breaks the
  * application's capture. Each iteration: 4 launches (5 in odd iterations: the 4-launch
- * sequence is a prefix of another, so its launches stay held), a 10 ms pause (the watchdog
- * releases them), then a capture of 3 launches on the per-thread stream, its graph launched,
+ * sequence is a prefix of another, so its launches stay held), a wait with no CUDA call
+ * until they have run (with launches held, only the watchdog can have issued them; a
+ * generous timeout, not a fixed pause), then a capture of 3 launches on the per-thread stream, its graph launched,
  * a synchronisation, and the log checked.
  *
  * Usage: capture_ptds [iterations=10] */
-#include <unistd.h>
+#include <sched.h>
 
 #include "harness.h"
 
@@ -29,7 +30,13 @@ int main(int argc, char **argv)
             hx_rec_ptsz(K[k % 4], NULL, log, k, (uint32_t)it);
             exp[k] = (hx_entry){ k, (uint32_t)it, 0 };
         }
-        usleep(10000); /* held launches outlive AUTOGRAPH_MAX_HOLD_US */
+        /* held launches outlive AUTOGRAPH_MAX_HOLD_US: wait until they have run */
+        double limit = hx_now() + 30.0;
+        while (__atomic_load_n(&log->n, __ATOMIC_ACQUIRE) < have + n) {
+            HX_ASSERT(hx_now() < limit, "capture_ptds, iteration %ld: launches not run within "
+                      "30 s (no watchdog flush?)", it);
+            sched_yield();
+        }
         CUgraph g;
         CUgraphExec ge;
         CK(cuStreamBeginCapture_v2_ptsz(NULL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));

@@ -8,9 +8,10 @@
  * so what those hold (each thread pauses mid-sequence) is flushed from a thread that does not
  * own them, and the owner's later launches must still come after it.
  *
- * Usage: ptds [threads=4] [iterations=50] [prober=1] */
+ * Usage: ptds [threads=4] [iterations=50] [prober=1] (prober=0: only the hold watchdog,
+ * AUTOGRAPH_MAX_HOLD_US, releases what the threads hold while they wait) */
 #include <pthread.h>
-#include <unistd.h>
+#include <sched.h>
 
 #include "harness.h"
 
@@ -65,8 +66,17 @@ static void *run(void *arg)
                 CK(launch(K[pos % 4], 1, 1, 1, 32, 1, 1, 0, NULL, p, NULL));
                 exp[pos] = (hx_entry){ kid, val, 0 };
             }
-            if (pos == 3 && it % 2)
-                usleep(200); /* host work while launches are held: the prober flushes them */
+            if (pos == 3 && it % 2) {
+                /* host work while launches are held: wait, with no CUDA call, until they have
+                 * run -- with launches held, issued from another thread (the prober's legacy
+                 * copies, or the watchdog); a generous timeout, not a fixed pause */
+                double limit = hx_now() + 30.0;
+                while (__atomic_load_n(&log->n, __ATOMIC_ACQUIRE) < (uint32_t)(it * 8 + 4)) {
+                    HX_ASSERT(hx_now() < limit, "ptds thread %ld, iteration %ld: launches not "
+                              "run within 30 s", t, it);
+                    sched_yield();
+                }
+            }
         }
         if (it % 4 == 3) {
             uint64_t h = 0;

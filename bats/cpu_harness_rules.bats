@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# Documented rules of the engine, each with a scenario that fails when the rule is removed,
+# and the profile loader's bound. Run against the fake driver (tests/fakecuda), like
+# bats/cpu_harness.bats. Build first: make lib harness.
+
+setup() {
+    load helpers
+    H="$BUILD/harness"
+    [ -x "$H/rest_legacy" ] && [ -x "$H/capture_race" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
+        skip "harness not built (make lib harness)"
+    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
+          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
+          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
+}
+
+# ag [VAR=VALUE...] PROGRAM [ARGS...]: as in cpu_harness.bats (holds released by ordering
+# points only: the watchdog period is 10 s), statistics on stderr.
+ag() {
+    run --separate-stderr timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+    printf '%s\n' "--- stdout ($status):" "$output" "--- stderr:" "$stderr"
+}
+
+at_least() {
+    local v
+    v="$(s "$1")"
+    [ "$v" != missing ] || fail "statistic $1 not printed"
+    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2"
+}
+
+@test "rule: a rest token does not pass a blocking stream's launch while the legacy stream holds" {
+    ag "$H/rest_legacy" 1100 8
+    assert_success
+    assert_output --partial "PASS rest_legacy"
+    # the scenario reaches what it is about: the blocking stream rested (its launches passed
+    # through rest tokens), the legacy stream held, and each round flushed it from the other side
+    at_least learning.rests 1
+    at_least launches.learning_rested 8
+    at_least launches.held 16
+    at_least flushes.other_stream 8
+}
+
+@test "rule: a launch whose stream lock comes after a capture began holds nothing (re-checked)" {
+    # the fake driver's call hook stops the launch between its capture check and its stream
+    # lock while another thread begins a capture (see tests/harness/capture_race.c)
+    ag "$H/capture_race" 5
+    assert_success
+    assert_output --partial "PASS capture_race"
+    assert_equal "$(s launches.in_app_capture)" 5
+    at_least graphs.replays 1 # the legacy stream's sequence was learned: K0 starts a template
+    assert_equal "$(s flushes.timeout)" 0
+}
+
+# save_profile FILE: the profile loop8 leaves with the default options (one sequence of 8),
+# trusted (BENEFIT=always: the graph is kept whatever the timings say).
+save_profile() {
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_PROFILE="$1" AUTOGRAPH_BENEFIT=always \
+        "$H/loop8"
+    assert_success
+    grep -q '^seq 8 1 ' "$1" || fail "no trusted sequence of 8 launches in the profile: $(cat "$1")"
+}
+
+@test "profile: sequences longer than AUTOGRAPH_MAX_NODES are not loaded, and nothing breaks" {
+    local p="$BATS_TEST_TMPDIR/p.agp"
+    save_profile "$p"
+    cp "$p" "$BATS_TEST_TMPDIR/saved.agp"
+    ag AUTOGRAPH_PROFILE="$p" AUTOGRAPH_MAX_NODES=4 AUTOGRAPH_LOG=debug "$H/loop8" 50
+    assert_success
+    assert_output --partial "PASS loop8"
+    assert_equal "$(s profile.loaded)" 0
+    assert_equal "$(s profile.used)" 0
+    [[ "$stderr" == *"1 sequences longer than AUTOGRAPH_MAX_NODES=4 dropped"* ]] ||
+        fail "no debug line for the dropped sequence"
+    # the bound is the engine's: with room for 8 the same sequence loads and is used
+    cp "$BATS_TEST_TMPDIR/saved.agp" "$p"
+    ag AUTOGRAPH_PROFILE="$p" AUTOGRAPH_MAX_NODES=8 "$H/loop8" 50
+    assert_success
+    assert_output --partial "PASS loop8"
+    assert_equal "$(s profile.loaded)" 1
+    assert_equal "$(s profile.used)" 1
+}
