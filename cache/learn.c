@@ -1,5 +1,5 @@
-/* See learn.h. */
-#include "learn.h"
+/* Learning which launch sequences repeat on one stream (see learn.h). */
+#include "cache/learn.h"
 
 #include <stddef.h>
 #include <stdlib.h>

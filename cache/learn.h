@@ -1,6 +1,5 @@
-/* Learning which launch sequences repeat on one stream.
- *
- * A stream's launches are cut into segments: at every ordering point, at every replayed
+/* Learning which launch sequences repeat on one stream. */
+/* A stream's launches are cut into segments: at every ordering point, at every replayed
  * graph, and -- for streams that never synchronise -- every MAX_NODES launches, aligned to the
  * stream's repeating period once one is seen (A B C D A B C D ... is cut at the A's). Each
  * closed segment is fingerprinted (xxHash3 over its launches' shape fingerprints) and counted;
@@ -13,7 +12,7 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "record.h"
+#include "cache/shape.h"
 
 struct ag_tmpl;
 
@@ -102,7 +101,7 @@ int ag_learn_order(ag_learn *L, ag_closed *c);
  * graph's); the launches count as repeated ones for the window. */
 void ag_learn_replayed(ag_learn *L, uint32_t n);
 
-/* Takes up to `want` launches off the rest at once (rest tokens, engine.c); returns how many.
+/* Takes up to `want` launches off the rest at once (rest tokens, cache/rest.h); returns how many.
  * Acquire and release: see ag_learn_resting; the release also publishes what the caller wrote
  * before (that tokens are out, for instance). */
 static inline uint32_t ag_learn_rest_take(ag_learn *L, uint32_t want)

@@ -1,5 +1,5 @@
-/* See selftime.h. Empty unless built with -DAG_SELFTIME. */
-#include "selftime.h"
+/* libautograph's own time per call, in a selftime build only (see selftime.h). */
+#include "cache/selftime.h"
 
 #ifdef AG_SELFTIME
 #include <stdatomic.h>

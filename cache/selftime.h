@@ -1,9 +1,9 @@
-/* Measuring libautograph's own time on a real host (a development build only: `make selftime`
- * builds build/selftime/libautograph.so with -DAG_SELFTIME). Each launch and each stream
- * ordering point is timed with the TSC from entry to exit, minus the time spent in the driver
- * calls it makes on the application's behalf (the launch passed through); the means per call
- * are printed at exit. Driver calls the engine makes for itself (graph launches and updates,
- * flushes) count as its own time. In the normal build every macro here is empty. */
+/* Measuring libautograph's own time on a real host (a development build only). */
+/* `make selftime` builds build/selftime/libautograph.so with -DAG_SELFTIME. Each launch and each
+ * stream ordering point is timed with the TSC from entry to exit, minus the time spent in the
+ * driver calls it makes on the application's behalf (the launch passed through); the means per
+ * call are printed at exit. Driver calls the engine makes for itself (graph launches and
+ * updates, flushes) count as its own time. In the normal build every macro here is empty. */
 #ifndef AG_SELFTIME_H
 #define AG_SELFTIME_H
 

@@ -1,18 +1,18 @@
-/* The hold watchdog: no launch is held back longer than AUTOGRAPH_MAX_HOLD_US. A program that
- * launches a kernel and then spins on host-mapped memory that kernel writes, or does long host
- * work in the middle of a sequence, makes no further CUDA call that could flush it: this
- * thread does. It sleeps on a condition variable while nothing is held, and otherwise wakes
- * four times per hold period. */
+/* The hold watchdog: flushes any hold older than AUTOGRAPH_MAX_HOLD_US. */
+/* A program that launches a kernel and then spins on host-mapped memory that kernel writes, or
+ * does long host work in the middle of a sequence, makes no further CUDA call that could flush
+ * it: this thread does. It sleeps on a condition variable while nothing is held, and otherwise
+ * wakes four times per hold period. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
-#include "../policy/log.h"
-#include "../policy/options.h"
-#include "clock.h"
-#include "internal.h"
-#include "registry.h"
+#include "policy/log.h"
+#include "policy/options.h"
+#include "cache/clock.h"
+#include "cache/internal.h"
+#include "cache/stream.h"
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;

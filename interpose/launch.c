@@ -3,8 +3,8 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 
-#include "../cache/driver.h"
-#include "../cache/engine.h"
+#include "cache/driver.h"
+#include "cache/engine.h"
 #include "real.h"
 
 /* Where the driver lacks this variant (or is absent), the caller gets an error, not a crash. */

@@ -1,5 +1,5 @@
 /* AUTOGRAPH_ALLOW / AUTOGRAPH_DENY: which kernels may go into graphs, by name glob. DENY wins;
- * an empty ALLOW allows all. Evaluated once per function handle (cache/layout.c). */
+ * an empty ALLOW allows all. Evaluated once per function handle (cache/params.c). */
 #include <fnmatch.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* The cost/benefit policy on synthetic timings. */
-#include "../policy/benefit.h"
+#include "policy/benefit.h"
 #include "check.h"
 
 /* Runs n occurrences where each occurrence's interval is g (graph) or e (eager) ns. */

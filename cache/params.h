@@ -1,11 +1,10 @@
-/* Kernel parameter layouts, one per function handle, cached.
- *
- * A held launch must deep-copy its arguments inside the hook: the caller's void** is only
+/* Kernel parameter layouts (one per function handle, cached) and copies of parameters. */
+/* A held launch must deep-copy its arguments inside the hook: the caller's void** is only
  * valid during the call. The layout (offset and size of every parameter) comes from
  * cuFuncGetParamInfo, or cuKernelGetParamInfo when the handle is a CUkernel (cudart passes
  * those), and never changes while the module stays loaded. */
-#ifndef AG_LAYOUT_H
-#define AG_LAYOUT_H
+#ifndef AG_PARAMS_H
+#define AG_PARAMS_H
 
 #include <cuda.h>
 #include <stddef.h>
