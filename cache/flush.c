@@ -200,3 +200,28 @@ __attribute__((noinline)) void ag_cross_flush_slow(ag_stream *st)
         pthread_mutex_unlock(&ag_registry_mu);
     }
 }
+
+typedef struct {
+    uint64_t now, max_age;
+} stale_req;
+
+static void flush_if_stale(ag_stream *st, void *arg)
+{
+    const stale_req *q = arg;
+    if (!__atomic_load_n(&st->nheld, __ATOMIC_RELAXED))
+        return;
+    if (!ag_trylock(&st->mu))
+        return; /* its owner is inside a call on it right now; look again next tick */
+    if (st->nheld && st->kind != AG_SK_DEAD && q->now - st->hold_t0 > q->max_age) {
+        ag_log(AG_LOG_DEBUG, "hold of %u launches on stream %p timed out", st->nheld,
+               (void *)st->handle);
+        ag_flush_foreign(st, AG_ST_FL_TIMEOUT, 0);
+    }
+    ag_unlock(&st->mu);
+}
+
+void ag_flush_stale(uint64_t now, uint64_t max_age)
+{
+    stale_req q = { now, max_age };
+    ag_streams_each(flush_if_stale, &q);
+}

@@ -80,6 +80,9 @@ void ag_flush_all(enum ag_stat reason);
 /* ag_flush_locked (order 0) or ag_order_locked (order 1) from any thread: switches to the
  * stream's context for what it issues. */
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order);
+/* The hold watchdog's one call: flushes every hold that began more than max_age ns before
+ * `now` (a stream whose owner is inside a call right now is left for the next tick). */
+void ag_flush_stale(uint64_t now, uint64_t max_age);
 /* Issues the held launches eagerly, in order. */
 void ag_issue_held(ag_stream *st);
 

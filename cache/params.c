@@ -11,6 +11,7 @@
 #include <string.h>
 #include <uthash.h>
 
+#include "policy/filter.h"
 #include "policy/log.h"
 #include "cache/driver.h"
 #include "cache/shape.h"

@@ -45,7 +45,4 @@ static inline void ag_params_ptrs(const ag_layout *lay, uint8_t *blob, void **pt
         ptrs[i] = blob + lay->off[i];
 }
 
-/* Name filter hook, provided by policy/filter.c. */
-int ag_filter_allows(const char *kernel_name);
-
 #endif

@@ -3,7 +3,8 @@
 #include <fnmatch.h>
 #include <string.h>
 
-#include "options.h"
+#include "policy/filter.h"
+#include "policy/options.h"
 
 static int any_match(const char *list, const char *name)
 {
