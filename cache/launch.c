@@ -90,21 +90,15 @@ static inline CUresult launch_kernel(const ag_launch *l)
     int ptsz = ag_entry_ptsz(l->entry);
     if (__builtin_expect(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0, 0))
         return launch_in_capture(l, ptsz);
-    if (ag_token_valid(l->stream)) { /* learning rests on this stream: see "rest tokens" */
-        ag_t_token.units--;
+    if (ag_rest_token_spend(l->stream))
         return pass_rested(l);
-    }
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
     ag_stream *st = ag_stream_of(l->stream, ptsz);
     if (!st)
         return passthrough(l);
     ag_cross_flush(st);
-    /* learning rests: pass straight through, without the lock (see ag_learn_resting). Not on
-     * a per-thread stream, whose owner must first join what another thread flushed to its
-     * side stream -- and that flush may be what began the rest. */
-    if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS &&
-        ag_rest_take(st, l->stream, gen, epoch))
+    if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
         return pass_rested(l);
     ag_lock(&st->mu);
     CUresult r = launch_locked(st, l);
@@ -143,11 +137,9 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
         return passthrough(l);
     if (st->kind == AG_SK_PTDS)
         ag_ptds_join(st);
-    if (!st->nheld && ag_learn_resting(&st->learn))
+    if (ag_rest_take_locked(st))
         return pass_rested(l);
-    /* learning again (and so perhaps holding): first void the tokens of the rest */
-    if (__builtin_expect(__atomic_load_n(&st->tokens_out, __ATOMIC_ACQUIRE), 0))
-        ag_tokens_void(st);
+    ag_rest_end(st);
     return launch_learning(st, l);
 }
 

@@ -1,9 +1,7 @@
 /* The per-stream lock: a spin lock, one atomic exchange when uncontended. */
-/* Taken on every launch, almost always uncontended (only an application that shares a stream
- * between threads, the watchdog or another stream's ordering rule contend), so it is one
- * atomic exchange to take and one store to release -- a pthread mutex costs several times
- * that. Under contention it spins briefly, then yields: what it waits for is a flush
- * (microseconds) or, rarely, a graph build (a millisecond). */
+/* Why not a pthread mutex: DESIGN.md, "Threads and locks". Under contention it spins briefly,
+ * then yields: what it waits for is a flush (microseconds) or, rarely, a graph build (a
+ * millisecond). */
 #ifndef AG_LOCK_H
 #define AG_LOCK_H
 

@@ -23,16 +23,14 @@ __attribute__((hot)) void ag_order_stream(CUstream s, int ptsz)
 static __attribute__((hot)) void order_stream(CUstream s, int ptsz)
 {
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
-    if (!captures && ag_token_valid(s))
-        return; /* learning rests on s: nothing held, nothing to end (see "rest tokens") */
+    if (!captures && ag_rest_token_covers(s))
+        return;
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
     if (!st)
         return;
     ag_cross_flush(st);
-    /* learning rests: nothing is held and no segment is open, so there is nothing to end (see
-     * ag_learn_resting; per-thread streams may have a side stream to join) */
-    if (__atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS && ag_learn_rests(&st->learn))
+    if (ag_rest_order_passes(st))
         return;
     ag_lock(&st->mu);
     if (st->kind == AG_SK_PTDS)

@@ -1,8 +1,7 @@
 /* Kernel parameter layouts and copies (see params.h). */
-/* Lookups run on every launch, so each thread keeps a small direct-mapped cache in front of the
- * shared table; an epoch number invalidates all of them at once. Layouts are never freed while
- * the process runs (a thread may still read one after an unload): they are small, and only
- * unloads retire them. */
+/* Each thread keeps a small direct-mapped cache in front of the shared table; an epoch number
+ * invalidates all of them at once. Layouts are never freed while the process runs (a thread
+ * may still read one after an unload): they are small, and only unloads retire them. */
 #include "cache/params.h"
 
 #include <pthread.h>

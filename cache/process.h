@@ -1,8 +1,5 @@
 /* Process-wide state: the words every launch reads, together in one cache line. */
-/* Between two launches the driver's own work (microseconds of it) evicts much of what
- * libautograph touched, so on a real host each distinct line the launch path reads is likely a
- * cache miss: the fast paths are laid out to touch few of them (this line, the stream state's
- * first line, the thread's own lines). */
+/* Why one line: DESIGN.md, "The launch path on a real host". */
 #ifndef AG_PROCESS_H
 #define AG_PROCESS_H
 

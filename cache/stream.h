@@ -1,10 +1,7 @@
 /* Per-stream state (what a stream holds, has learned, its templates) and finding it. */
 /* One state per stream the application launches on: a created stream (keyed by its handle),
  * the legacy default stream of a context, or a thread's per-thread default stream in a
- * context. Each has its own lock, taken for every launch on it (uncontended unless the
- * application itself shares the stream between threads) and by whoever must flush it from
- * outside (another stream's ordering rule, the hold watchdog). Lock order: the registry
- * lock, then a stream lock; never two stream locks at once. */
+ * context. Each has its own lock (locking and lock order: DESIGN.md, "Threads and locks"). */
 #ifndef AG_STREAM_H
 #define AG_STREAM_H
 
@@ -128,10 +125,9 @@ _Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, t0) <= 128,
 
 /* ---- finding the state of a stream ---------------------------------------------------- */
 
-/* Launches look the state up Launches look it up on every call, so each thread keeps a
- * small cache in front of the shared table; a generation number, bumped whenever a state is
- * retired, invalidates every thread's cache at once. Retired states are never freed while the
- * process runs (a racing thread may still hold one): they are emptied and marked dead. */
+/* Looked up on every launch: a thread-local entry and cache in front of the shared table,
+ * invalidated by ag_hot.registry_gen; retired states are emptied, never freed (DESIGN.md,
+ * "Threads and locks"). */
 
 /* The lookup behind the two below. */
 ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create);
