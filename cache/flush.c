@@ -18,22 +18,17 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
     if (r->lay->nparams > 16 && !(ptrs = malloc(r->lay->nparams * sizeof *ptrs)))
         return CUDA_ERROR_OUT_OF_MEMORY;
     ag_params_ptrs(r->lay, st->arena + r->blob, ptrs);
-    void **kp = r->lay->nparams ? ptrs : NULL;
-    CUresult res;
-    if (s->kind == AG_KIND_COOP) {
-        res = ag_drv.cuLaunchCooperativeKernel((CUfunction)s->fn, s->grid[0], s->grid[1],
-                                               s->grid[2], s->block[0], s->block[1], s->block[2],
-                                               s->smem, st->issue, kp);
-    } else if (s->kind == AG_KIND_ATTRS) {
-        CUlaunchConfig c = { s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1],
-                             s->block[2], s->smem, st->issue,
-                             (CUlaunchAttribute *)(st->arena + r->attrs), s->nattrs };
-        res = ag_drv.cuLaunchKernelEx(&c, (CUfunction)s->fn, kp, NULL);
-    } else {
-        res = ag_drv.cuLaunchKernel((CUfunction)s->fn, s->grid[0], s->grid[1], s->grid[2],
-                                    s->block[0], s->block[1], s->block[2], s->smem, st->issue,
-                                    kp, NULL);
-    }
+    int attrs = s->kind == AG_KIND_ATTRS;
+    CUlaunchConfig c = { s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1],
+                         s->block[2], s->smem, st->issue,
+                         attrs ? (CUlaunchAttribute *)(st->arena + r->attrs) : NULL,
+                         attrs ? s->nattrs : 0 };
+    ag_launch l = { (CUfunction)s->fn, { s->grid[0], s->grid[1], s->grid[2] },
+                    { s->block[0], s->block[1], s->block[2] }, s->smem, st->issue, NULL, 0,
+                    r->lay->nparams ? ptrs : NULL, NULL,
+                    s->kind == AG_KIND_COOP ? AG_ENTRY_COOP : attrs ? AG_ENTRY_EX : AG_ENTRY_LAUNCH,
+                    &c };
+    CUresult res = ag_launch_call(&l);
     if (ptrs != ptrs_small)
         free(ptrs);
     return res;

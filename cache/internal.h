@@ -26,6 +26,12 @@ int ag_engine_on(void);
  * nothing). */
 int ag_engine_started(void);
 
+/* ---- launch.c: the launch path ---------------------------------------------------------- */
+
+/* Calls the driver's launch function for l's entry point (the plain, Ex and cooperative forms),
+ * with l's arguments: both for a launch passed through and for a held launch issued. */
+CUresult ag_launch_call(const ag_launch *l);
+
 /* ---- hold.c: holds and templates -------------------------------------------------------- */
 
 /* A new template for a sequence of shapes (not yet built). NULL when out of memory or when a

@@ -17,13 +17,11 @@ __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
 
 /* ---- passing through ------------------------------------------------------------------ */
 
-static CUresult passthrough_call(const ag_launch *l);
-
 /* The launch as the application made it (timed as the driver's in a selftime build). */
 static inline CUresult pass_timed(const ag_launch *l)
 {
     AG_DRV_BEGIN();
-    CUresult r = passthrough_call(l);
+    CUresult r = ag_launch_call(l);
     AG_DRV_END();
     return r;
 }
@@ -41,7 +39,7 @@ static inline CUresult pass_rested(const ag_launch *l)
     return pass_timed(l);
 }
 
-static __attribute__((hot)) CUresult passthrough_call(const ag_launch *l)
+__attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
 {
     switch (l->entry) {
     case AG_ENTRY_LAUNCH:
