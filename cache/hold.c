@@ -340,7 +340,7 @@ void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now
         now = ag_now_ns();
     if (ag_learn_push(&st->learn, h, sh, now, &c))
         ag_on_closed(st, &c);
-    if (__builtin_expect(st->learn.rests != rests, 0)) {
+    if (AG_UNLIKELY(st->learn.rests != rests)) {
         ag_stat_inc(AG_ST_RESTS);
         ag_log(AG_LOG_DEBUG, "stream %p: almost nothing repeated in the last window of "
                "launches; learning rests for %u launches", (void *)st->handle,

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "policy/stats.h"
+#include "cache/compiler.h"
 #include "cache/graph.h"
 #include "cache/process.h"
 #include "cache/rest.h"
@@ -119,7 +120,7 @@ static inline void ag_cross_flush(ag_stream *st)
 static inline void ag_sync_open(ag_stream *st)
 {
     uint8_t open = st->nheld > 0 || (st->held && st->learn.len > 0);
-    if (__builtin_expect(open == st->open, 1) || st->kind == AG_SK_DEAD ||
+    if (AG_LIKELY(open == st->open) || st->kind == AG_SK_DEAD ||
         (!st->blocking && st->kind != AG_SK_LEGACY))
         return;
     __atomic_store_n(&st->open, open, __ATOMIC_RELAXED); /* read unlocked by flush_each */

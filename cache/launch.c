@@ -83,10 +83,10 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l);
 static inline CUresult launch_kernel(const ag_launch *l)
 {
     ag_stat_inc((enum ag_stat)l->entry);
-    if (__builtin_expect(!ag_engine_on(), 0))
+    if (AG_UNLIKELY(!ag_engine_on()))
         return passthrough(l);
     int ptsz = ag_entry_ptsz(l->entry);
-    if (__builtin_expect(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0, 0))
+    if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
         return launch_in_capture(l, ptsz);
     if (ag_rest_token_spend(l->stream))
         return pass_rested(l);
@@ -131,7 +131,7 @@ static CUresult launch_learning(ag_stream *st, const ag_launch *l);
  * touches few lines of code (see process.h); the rest is out of line. */
 static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 {
-    if (__builtin_expect(st->kind == AG_SK_DEAD, 0))
+    if (AG_UNLIKELY(st->kind == AG_SK_DEAD))
         return passthrough(l);
     if (st->kind == AG_SK_PTDS)
         ag_ptds_join(st);

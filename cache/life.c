@@ -52,7 +52,7 @@ static void init(void)
 int ag_engine_on(void)
 {
     int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
-    if (__builtin_expect(s == AG_ENGINE_UNINIT, 0)) {
+    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT)) {
         pthread_once(&g_init_once, init);
         s = atomic_load(&ag_hot.state);
     }

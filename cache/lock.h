@@ -7,6 +7,8 @@
 
 #include <sched.h>
 
+#include "cache/compiler.h"
+
 typedef struct { int v; } ag_lock_t;
 
 static inline int ag_trylock(ag_lock_t *l)
@@ -16,13 +18,13 @@ static inline int ag_trylock(ag_lock_t *l)
 
 static inline void ag_lock(ag_lock_t *l)
 {
-    if (__builtin_expect(ag_trylock(l), 1))
+    if (AG_LIKELY(ag_trylock(l)))
         return;
     for (unsigned n = 0;; n++) {
         if (!__atomic_load_n(&l->v, __ATOMIC_RELAXED) && ag_trylock(l))
             return;
         if (n < 64)
-            __builtin_ia32_pause();
+            ag_cpu_pause();
         else
             sched_yield();
     }

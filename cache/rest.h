@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 
+#include "cache/compiler.h"
 #include "cache/process.h"
 #include "cache/stream.h"
 
@@ -88,7 +89,7 @@ static inline int ag_rest_take_locked(ag_stream *st)
  * thread's tokens for it are voided, by moving the rest epoch. */
 static inline void ag_rest_end(ag_stream *st)
 {
-    if (__builtin_expect(__atomic_load_n(&st->tokens_out, __ATOMIC_ACQUIRE), 0)) {
+    if (AG_UNLIKELY(__atomic_load_n(&st->tokens_out, __ATOMIC_ACQUIRE))) {
         __atomic_store_n(&st->tokens_out, 0, __ATOMIC_RELAXED);
         atomic_fetch_add_explicit(&ag_hot.rest_epoch, 1, memory_order_acq_rel);
     }
