@@ -10,7 +10,7 @@ BUILD     ?= build
 CFLAGS    ?= -O2 -g
 VERSION   := 0.1.0
 
-AG_CPPFLAGS := -I$(CUDA)/include -D_GNU_SOURCE -DAG_VERSION=\"$(VERSION)\"
+AG_CPPFLAGS := -I. -I$(CUDA)/include -D_GNU_SOURCE -DAG_VERSION=\"$(VERSION)\"
 AG_CFLAGS   := -std=c11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers
 LIB_SRCS    := $(wildcard interpose/*.c cache/*.c policy/*.c)

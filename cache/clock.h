@@ -1,3 +1,4 @@
+/* The engine's clock: monotonic nanoseconds. */
 #ifndef AG_CLOCK_H
 #define AG_CLOCK_H
 #include <stdint.h>

@@ -1,6 +1,5 @@
-/* The engine's view of the CUDA driver: a table of real driver entry points.
- *
- * The interposition layer (interpose/real.c) fills it from libcuda; unit tests fill it with
+/* The engine's view of the CUDA driver: a table of real driver entry points. */
+/* The interposition layer (interpose/real.c) fills it from libcuda; unit tests fill it with
  * fakes. The engine calls the driver only through this table, never through the exported
  * wrappers (that would re-enter the engine) and never through dlsym. */
 #ifndef AG_DRIVER_H

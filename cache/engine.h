@@ -1,7 +1,7 @@
-/* What the interposition layer asks of the engine. Nothing here knows how the calls reached
- * us (exported symbol, dlsym, cuGetProcAddress); the engine decides whether a launch is held,
- * replayed from a graph or passed straight through, and flushes what it holds before every
- * ordering point. */
+/* The engine's entry points: what the interposition layer asks of it. */
+/* Nothing here knows how the calls reached us (exported symbol, dlsym, cuGetProcAddress); the
+ * engine decides whether a launch is held, replayed from a graph or passed straight through,
+ * and flushes what it holds before every ordering point. */
 #ifndef AG_ENGINE_H
 #define AG_ENGINE_H
 

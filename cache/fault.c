@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/options.h"
-#include "graph.h"
+#include "policy/options.h"
+#include "cache/graph.h"
 
 static const char *const names[AG_F_COUNT] = { "add_node", "instantiate", "upload",
                                                "update",   "set_params",  "launch" };

@@ -1,50 +1,18 @@
-/* See graph.h. */
-#include "graph.h"
+/* Template graphs: build, update, replay and eviction (see graph.h). */
+#include "cache/graph.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/log.h"
-#include "../policy/options.h"
-#include "../policy/stats.h"
-#include "clock.h"
-#include "driver.h"
-#include "trace.h"
+#include "policy/log.h"
+#include "policy/options.h"
+#include "policy/stats.h"
+#include "cache/clock.h"
+#include "cache/driver.h"
+#include "cache/trace.h"
 
 atomic_long ag_graphs_live, ag_graph_mem_live;
 
-ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
-{
-    ag_tmpl *T = calloc(1, sizeof *T);
-    if (!T || !(T->nodes = calloc(len, sizeof *T->nodes)))
-        goto fail;
-    T->key = key;
-    T->first_hash = hashes[0];
-    T->len = len;
-    for (uint32_t i = 0; i < len; i++) {
-        ag_node *n = &T->nodes[i];
-        n->shape = shapes[i];
-        n->shape_hash = hashes[i];
-        n->lay = ag_layout_get(shapes[i].fn);
-        if (!n->lay || n->lay->size != shapes[i].psize)
-            goto fail;
-        size_t sz = n->lay->size ? n->lay->size : 1;
-        if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))
-            goto fail;
-    }
-    ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
-    return T;
-fail:
-    if (T && T->nodes)
-        for (uint32_t i = 0; i < len; i++) {
-            free(T->nodes[i].exec_vals);
-            free(T->nodes[i].graph_vals);
-        }
-    if (T)
-        free(T->nodes);
-    free(T);
-    return NULL;
-}
 
 static void **scratch_ptrs(ag_stream *st, uint32_t n)
 {
@@ -130,16 +98,6 @@ void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T)
     T->graph = NULL;
 }
 
-void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
-{
-    ag_tmpl_drop_graph(st, T);
-    for (uint32_t i = 0; i < T->len; i++) {
-        free(T->nodes[i].exec_vals);
-        free(T->nodes[i].graph_vals);
-    }
-    free(T->nodes);
-    free(T);
-}
 
 /* Reserves room for one more graph of `est` bytes within AUTOGRAPH_MAX_GRAPHS and
  * MAX_GRAPH_MEM, destroying this stream's least recently replayed graphs if need be. The

@@ -1,15 +1,11 @@
-/* Templates and their graphs: creation from a learned sequence, build (explicit kernel nodes
- * in a chain, instantiated once and uploaded), the cheapest update of changed arguments, and
- * replay on the application's stream. All under the owning stream's lock. */
+/* Template graphs: build, update, replay and eviction. */
+/* Build: explicit kernel nodes in a chain, instantiated once and uploaded; update: the cheapest
+ * of node by node or whole graph; replay on the application's stream. All under the owning
+ * stream's lock. */
 #ifndef AG_GRAPH_H
 #define AG_GRAPH_H
 
-#include "stream.h"
-
-/* A new template for a sequence of shapes (not yet built). NULL when out of memory or when a
- * layout is unknown. */
-ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes,
-                     uint32_t len);
+#include "cache/stream.h"
 
 /* Replays the held launches of st (an exact occurrence of T) as T's graph: builds it the
  * first time, updates only what changed, launches it. Returns 0, or -1 when any graph call
@@ -19,8 +15,6 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built);
 
 /* Destroys T's graph and exec (T stays, and may be built again). */
 void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T);
-
-void ag_tmpl_free(ag_stream *st, ag_tmpl *T);
 
 /* Process-wide graph accounting (AUTOGRAPH_MAX_GRAPHS / MAX_GRAPH_MEM). */
 extern atomic_long ag_graphs_live, ag_graph_mem_live;

@@ -1,12 +1,15 @@
-/* What the engine's files share among themselves. */
+/* What the engine's files ask of each other, grouped by the file that defines it. */
 #ifndef AG_INTERNAL_H
 #define AG_INTERNAL_H
 
 #include <stdatomic.h>
 
-#include "../policy/stats.h"
-#include "hot.h"
-#include "stream.h"
+#include "policy/stats.h"
+#include "cache/compiler.h"
+#include "cache/graph.h"
+#include "cache/process.h"
+#include "cache/rest.h"
+#include "cache/stream.h"
 
 enum ag_engine_state {
     AG_ENGINE_UNINIT,
@@ -16,11 +19,65 @@ enum ag_engine_state {
     AG_ENGINE_FORKED,     /* a fork child: pass through, touch nothing */
 };
 
+/* ---- life.c: start, exit, fork ---------------------------------------------------------- */
+
 /* Initialises on first use; true when launches may be held. */
 int ag_engine_on(void);
 /* True when the engine runs (never initialises: ordering points before any launch hold
  * nothing). */
 int ag_engine_started(void);
+
+/* ---- launch.c: the launch path ---------------------------------------------------------- */
+
+/* Calls the driver's launch function for l's entry point (the plain, Ex and cooperative forms),
+ * with l's arguments: both for a launch passed through and for a held launch issued. */
+CUresult ag_launch_call(const ag_launch *l);
+
+/* ---- hold.c: holds and templates -------------------------------------------------------- */
+
+/* A new template for a sequence of shapes (not yet built). NULL when out of memory or when a
+ * layout is unknown. */
+ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes,
+                     uint32_t len);
+void ag_tmpl_free(ag_stream *st, ag_tmpl *T);
+
+/* A hold begins (at `now`) or ends (what was held has gone out). */
+void ag_hold_begin(ag_stream *st, uint64_t now);
+void ag_hold_end(ag_stream *st);
+/* Deep-copies launch l onto the held list; -1 when out of memory. */
+int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
+                uint64_t h, const CUlaunchAttribute *at);
+
+/* Whether node k of T is this launch. */
+int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
+                    const CUlaunchAttribute *at);
+/* Another template that the held launches begin and that continues with this launch. */
+ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
+                             const CUlaunchAttribute *at);
+/* A template that is exactly the held launches, or NULL. */
+ag_tmpl *ag_exact_template(ag_stream *st);
+/* A template (wanted as a graph) that starts with this launch, or NULL. */
+ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                       const CUlaunchAttribute *at);
+/* A provisional template for a profile sequence that starts with this launch, or NULL;
+ * ag_discard_provisional frees T when it is one (returns NULL). */
+ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h);
+ag_tmpl *ag_discard_provisional(ag_tmpl *T);
+
+/* The held launches are one whole occurrence of st->cand: replays it (or issues them). */
+void ag_complete(ag_stream *st);
+
+/* Shows one launch that went out eagerly to the learner (templates are made here). */
+void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now);
+/* Shows the held launches to the learner, once they went out eagerly. */
+void ag_learn_held(ag_stream *st);
+/* A segment closed: counts it, and makes a template of it when it repeated enough. */
+void ag_on_closed(ag_stream *st, const ag_closed *c);
+
+/* Empties a retired stream state (st->mu held): flushes it, frees its templates. */
+void ag_stream_empty(ag_stream *st);
+
+/* ---- flush.c: flushes and per-thread side streams --------------------------------------- */
 
 /* Flushes what st holds (st->mu held by the caller). */
 void ag_flush_locked(ag_stream *st, enum ag_stat reason);
@@ -30,16 +87,70 @@ void ag_flush_all(enum ag_stat reason);
 /* ag_flush_locked (order 0) or ag_order_locked (order 1) from any thread: switches to the
  * stream's context for what it issues. */
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order);
+/* The hold watchdog's one call: flushes every hold that began more than max_age ns before
+ * `now` (a stream whose owner is inside a call right now is left for the next tick). */
+void ag_flush_stale(uint64_t now, uint64_t max_age);
+/* Issues the held launches eagerly, in order. */
+void ag_issue_held(ag_stream *st);
 
-/* The hold watchdog (watchdog.c): told when a hold begins. */
+/* Per-thread default streams: the owner joins what another thread flushed to the side stream
+ * (before anything else on the stream), and marks where a hold begins. */
+void ag_ptds_join(ag_stream *st);
+int ag_ptds_mark(ag_stream *st);
+
+/* The legacy stream rule: work on a blocking stream waits for the legacy default stream of
+ * its context and vice versa, so before anything is issued or held on one side, the other
+ * side must not hold. */
+void ag_cross_flush_slow(ag_stream *st);
+
+static inline void ag_cross_flush(ag_stream *st)
+{
+    ag_ctxinfo *ci = st->ci;
+    /* a blocking stream looks at its context only when some legacy stream is open at all:
+     * one line fewer to read on the common path (see process.h) */
+    if (st->kind == AG_SK_LEGACY
+            ? atomic_load_explicit(&ci->blocking_open, memory_order_acquire) != 0
+            : st->blocking && atomic_load_explicit(&ag_hot.legacy_open_any, memory_order_acquire) &&
+                  atomic_load_explicit(&ci->legacy_open, memory_order_acquire))
+        ag_cross_flush_slow(st);
+}
+
+/* Publishes whether st is open (holds, or has a learning segment under way), for the legacy
+ * stream rule of the other side. Called with st->mu held, after every change. */
+static inline void ag_sync_open(ag_stream *st)
+{
+    uint8_t open = st->nheld > 0 || (st->held && st->learn.len > 0);
+    if (AG_LIKELY(open == st->open) || st->kind == AG_SK_DEAD ||
+        (!st->blocking && st->kind != AG_SK_LEGACY))
+        return;
+    __atomic_store_n(&st->open, open, __ATOMIC_RELAXED); /* read unlocked by flush_each */
+    if (st->kind == AG_SK_LEGACY) {
+        /* the process-wide count first when opening, last when closing: whoever sees the
+         * context's flag set also sees the count (ag_cross_flush reads the count first) */
+        if (open)
+            atomic_fetch_add(&ag_hot.legacy_open_any, 1);
+        atomic_store(&st->ci->legacy_open, open);
+        if (!open)
+            atomic_fetch_sub(&ag_hot.legacy_open_any, 1);
+    } else
+        atomic_fetch_add(&st->ci->blocking_open, open ? 1 : -1);
+}
+
+/* ---- watchdog.c ------------------------------------------------------------------------- */
+
+/* Told when a hold begins. */
 void ag_watchdog_kick(void);
 
-/* AUTOGRAPH_PROFILE (profile.c). */
+/* ---- profile.c: AUTOGRAPH_PROFILE ------------------------------------------------------- */
+
 void ag_profile_load(void);
 void ag_profile_save(void);
 /* Keeps what a stream learned for the profile before the stream's state is emptied. */
 void ag_profile_keep(ag_stream *st);
 
+/* ---- report.c --------------------------------------------------------------------------- */
+
+/* The stats report, with the most replayed sequences of all streams. */
 void ag_report_stats(void);
 
 #endif

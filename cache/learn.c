@@ -1,5 +1,5 @@
-/* See learn.h. */
-#include "learn.h"
+/* Learning which launch sequences repeat on one stream (see learn.h). */
+#include "cache/learn.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -63,17 +63,24 @@ ag_sighting *ag_learn_find(ag_learn *L, uint64_t key)
     return s;
 }
 
+/* A new sighting of `key` (never seen yet), or NULL when out of memory. */
+static ag_sighting *sighting_new(ag_learn *L, uint64_t key, uint32_t len)
+{
+    ag_sighting *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->key = key;
+    s->len = len;
+    HASH_ADD(hh, L->sightings, key, sizeof s->key, s);
+    L->nsightings++;
+    return s;
+}
+
 ag_sighting *ag_learn_adopt(ag_learn *L, uint64_t key, uint32_t len)
 {
     ag_sighting *s = ag_learn_find(L, key);
-    if (!s) {
-        if (!(s = calloc(1, sizeof *s)))
-            return NULL;
-        s->key = key;
-        s->len = len;
-        HASH_ADD(hh, L->sightings, key, sizeof s->key, s);
-        L->nsightings++;
-    }
+    if (!s && !(s = sighting_new(L, key, len)))
+        return NULL;
     if (s->count < L->min_repeats)
         s->count = L->min_repeats;
     return s;
@@ -103,12 +110,8 @@ static int close_segment(ag_learn *L, ag_closed *c)
     if (!s) {
         if (L->nsightings >= MAX_SIGHTINGS)
             prune(L);
-        if (L->nsightings >= MAX_SIGHTINGS || !(s = calloc(1, sizeof *s)))
+        if (L->nsightings >= MAX_SIGHTINGS || !(s = sighting_new(L, key, len)))
             return 0;
-        s->key = key;
-        s->len = len;
-        HASH_ADD(hh, L->sightings, key, sizeof s->key, s);
-        L->nsightings++;
     }
     if (s->count < UINT32_MAX)
         s->count++;

@@ -1,6 +1,5 @@
-/* Learning which launch sequences repeat on one stream.
- *
- * A stream's launches are cut into segments: at every ordering point, at every replayed
+/* Learning which launch sequences repeat on one stream. */
+/* A stream's launches are cut into segments: at every ordering point, at every replayed
  * graph, and -- for streams that never synchronise -- every MAX_NODES launches, aligned to the
  * stream's repeating period once one is seen (A B C D A B C D ... is cut at the A's). Each
  * closed segment is fingerprinted (xxHash3 over its launches' shape fingerprints) and counted;
@@ -13,7 +12,7 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "record.h"
+#include "cache/shape.h"
 
 struct ag_tmpl;
 
@@ -27,23 +26,12 @@ typedef struct ag_sighting {
 #define AG_LEARN_RING 4096   /* longest period detected: AG_LEARN_RING - 1 launches */
 #define AG_LEARN_LAST 1024   /* slots of the shape -> last position table */
 
-/* Resting. On a stream where nothing repeats, learning costs every launch something and finds
- * nothing. So launches are judged in windows: when less than 1/AG_LEARN_FRUIT of a window's
- * launches belonged to a segment seen before or to a replayed graph, the learner rests -- the
- * engine passes the next launches straight through -- and then learns for another window. The
- * first rest is AG_LEARN_REST_FIRST launches; each fruitless window after it makes the next
- * AG_LEARN_REST_GROWTH times longer, up to AG_LEARN_REST_MAX; a fruitful window starts over.
- * Sightings outlive rests, so a sequence seen before a rest counts as seen again after it.
- *
- * A window is AG_LEARN_WINDOW_SHORT launches when every stretch between ordering points in it
- * was short (segments decide, and a repeating segment shows within a window or the next); it
- * grows to AG_LEARN_WINDOW once a long stretch shows, where periods decide the cuts: long
- * enough for the longest period to be found (two copies) and a chunk of it seen again (a
- * third). */
-#define AG_LEARN_WINDOW_SHORT 1024
-#define AG_LEARN_WINDOW (4 * AG_LEARN_RING)
-#define AG_LEARN_REST_FIRST 2048
-#define AG_LEARN_REST_GROWTH 4
+/* Resting (why and how: DESIGN.md, "Resting"): launches are judged in windows; a window in
+ * which less than 1/AG_LEARN_FRUIT of the launches repeated begins a rest. */
+#define AG_LEARN_WINDOW_SHORT 1024             /* a window while every stretch is short */
+#define AG_LEARN_WINDOW (4 * AG_LEARN_RING)    /* once a long stretch shows: periods decide */
+#define AG_LEARN_REST_FIRST 2048               /* the first rest */
+#define AG_LEARN_REST_GROWTH 4                 /* each fruitless window after it: this longer */
 #define AG_LEARN_REST_MAX (4 * AG_LEARN_WINDOW)
 #define AG_LEARN_FRUIT 16
 
@@ -102,7 +90,7 @@ int ag_learn_order(ag_learn *L, ag_closed *c);
  * graph's); the launches count as repeated ones for the window. */
 void ag_learn_replayed(ag_learn *L, uint32_t n);
 
-/* Takes up to `want` launches off the rest at once (rest tokens, engine.c); returns how many.
+/* Takes up to `want` launches off the rest at once (rest tokens, cache/rest.h); returns how many.
  * Acquire and release: see ag_learn_resting; the release also publishes what the caller wrote
  * before (that tokens are out, for instance). */
 static inline uint32_t ag_learn_rest_take(ag_learn *L, uint32_t want)

@@ -1,12 +1,13 @@
-/* The per-stream lock. Taken on every launch, almost always uncontended (only an application
- * that shares a stream between threads, the watchdog or another stream's ordering rule
- * contend), so it is one atomic exchange to take and one store to release -- a pthread mutex
- * costs several times that. Under contention it spins briefly, then yields: what it waits for
- * is a flush (microseconds) or, rarely, a graph build (a millisecond). */
+/* The per-stream lock: a spin lock, one atomic exchange when uncontended. */
+/* Why not a pthread mutex: DESIGN.md, "Threads and locks". Under contention it spins briefly,
+ * then yields: what it waits for is a flush (microseconds) or, rarely, a graph build (a
+ * millisecond). */
 #ifndef AG_LOCK_H
 #define AG_LOCK_H
 
 #include <sched.h>
+
+#include "cache/compiler.h"
 
 typedef struct { int v; } ag_lock_t;
 
@@ -17,13 +18,13 @@ static inline int ag_trylock(ag_lock_t *l)
 
 static inline void ag_lock(ag_lock_t *l)
 {
-    if (__builtin_expect(ag_trylock(l), 1))
+    if (AG_LIKELY(ag_trylock(l)))
         return;
     for (unsigned n = 0;; n++) {
         if (!__atomic_load_n(&l->v, __ATOMIC_RELAXED) && ag_trylock(l))
             return;
         if (n < 64)
-            __builtin_ia32_pause();
+            ag_cpu_pause();
         else
             sched_yield();
     }

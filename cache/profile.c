@@ -1,4 +1,5 @@
-/* See profile.h. The file is text, one sequence per "seq" line followed by its nodes:
+/* AUTOGRAPH_PROFILE: loading and saving learned sequences (see profile.h). */
+/* The file is text, one sequence per "seq" line followed by its nodes:
  *
  *   libautograph-profile 1
  *   seq <nodes> <trusted 0|1> <median graph ns> <median eager ns>
@@ -6,7 +7,7 @@
  *
  * Malformed or oversized input is skipped with a warning; saving writes a temporary file and
  * renames it, so a crash never leaves half a profile. */
-#include "profile.h"
+#include "cache/profile.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,11 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../policy/log.h"
-#include "../policy/options.h"
-#include "../policy/stats.h"
-#include "internal.h"
-#include "registry.h"
+#include "policy/log.h"
+#include "policy/options.h"
+#include "policy/stats.h"
+#include "cache/internal.h"
+#include "cache/stream.h"
 
 #define MAX_SEQS 100000
 #define MAX_FAILS 3

@@ -1,17 +1,16 @@
-/* AUTOGRAPH_PROFILE: learned sequences saved at exit and loaded at start, so the next run can
- * hold and replay a sequence from its first occurrence.
- *
- * A profile only says which launch shapes to start holding early. Handles differ between runs,
- * so kernels are named by identity (ag_layout.ident: name, parameter layout, module size); the
- * graph is always built from the launches actually held. A stale or foreign profile can
- * therefore cost a hold that breaks off, never a result. */
+/* AUTOGRAPH_PROFILE: learned sequences saved at exit and loaded at start. */
+/* So the next run can hold and replay a sequence from its first occurrence. A profile only
+ * says which launch shapes to start holding early. Handles differ between runs, so kernels are
+ * named by identity (ag_layout.ident: name, parameter layout, module size); the graph is
+ * always built from the launches actually held. A stale or foreign profile can therefore cost
+ * a hold that breaks off, never a result. */
 #ifndef AG_PROFILE_H
 #define AG_PROFILE_H
 
 #include <stdint.h>
 
-#include "hot.h"
-#include "record.h"
+#include "cache/process.h"
+#include "cache/shape.h"
 
 /* A shape with the kernel named by identity instead of handle, and no context. */
 typedef struct ag_pshape {

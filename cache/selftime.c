@@ -1,5 +1,5 @@
-/* See selftime.h. Empty unless built with -DAG_SELFTIME. */
-#include "selftime.h"
+/* libautograph's own time per call, in a selftime build only (see selftime.h). */
+#include "cache/selftime.h"
 
 #ifdef AG_SELFTIME
 #include <stdatomic.h>
@@ -8,7 +8,7 @@
 
 __thread uint64_t ag_self_drv __attribute__((tls_model("initial-exec")));
 static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS];
-static uint64_t g_tsc0, g_ns0;
+static uint64_t g_ticks0, g_ns0;
 
 static uint64_t now_ns(void)
 {
@@ -36,12 +36,12 @@ static void __attribute__((noinline)) empty_call(void)
 __attribute__((constructor)) static void start(void)
 {
     g_ns0 = now_ns();
-    g_tsc0 = __rdtsc();
+    g_ticks0 = ag_ticks();
     uint64_t sum = 0;
     for (int i = 0; i < 100000; i++) {
-        const uint64_t t0 = __rdtsc(), d0 = ag_self_drv;
+        const uint64_t t0 = ag_ticks(), d0 = ag_self_drv;
         empty_call();
-        sum += __rdtsc() - t0 - (ag_self_drv - d0);
+        sum += ag_ticks() - t0 - (ag_self_drv - d0);
     }
     g_overhead = (double)sum / 100000;
     ag_self_drv = 0;
@@ -49,8 +49,8 @@ __attribute__((constructor)) static void start(void)
 
 __attribute__((destructor)) static void report(void)
 {
-    /* TSC ticks per ns, from the whole run */
-    double per_ns = (double)(__rdtsc() - g_tsc0) / (double)(now_ns() - g_ns0);
+    /* ticks per ns, from the whole run */
+    double per_ns = (double)(ag_ticks() - g_ticks0) / (double)(now_ns() - g_ns0);
     static const char *const names[AG_SELF_KINDS] = { "launch", "stream ordering point" };
     for (int k = 0; k < AG_SELF_KINDS; k++) {
         unsigned long long n = atomic_load(&g_calls[k]), t = atomic_load(&g_ticks[k]);

@@ -1,9 +1,10 @@
-/* Measuring libautograph's own time on a real host (a development build only: `make selftime`
- * builds build/selftime/libautograph.so with -DAG_SELFTIME). Each launch and each stream
- * ordering point is timed with the TSC from entry to exit, minus the time spent in the driver
- * calls it makes on the application's behalf (the launch passed through); the means per call
- * are printed at exit. Driver calls the engine makes for itself (graph launches and updates,
- * flushes) count as its own time. In the normal build every macro here is empty. */
+/* Measuring libautograph's own time on a real host (a development build only). */
+/* `make selftime` builds build/selftime/libautograph.so with -DAG_SELFTIME. Each launch and each
+ * stream ordering point is timed with ag_ticks (the TSC; the generic timer on aarch64) from
+ * entry to exit, minus the time spent in the driver calls it makes on the application's behalf
+ * (the launch passed through); the means per call are printed at exit. Driver calls the engine
+ * makes for itself (graph launches and updates, flushes) count as its own time. In the normal
+ * build every macro here is empty. */
 #ifndef AG_SELFTIME_H
 #define AG_SELFTIME_H
 
@@ -12,13 +13,13 @@
 enum ag_selftime_kind { AG_SELF_LAUNCH, AG_SELF_STREAM_ORDER, AG_SELF_KINDS };
 
 #ifdef AG_SELFTIME
-#include <x86intrin.h>
-extern __thread uint64_t ag_self_drv; /* TSC ticks spent in passed-through driver calls */
+#include "cache/compiler.h"
+extern __thread uint64_t ag_self_drv; /* ticks (ag_ticks) spent in passed-through driver calls */
 void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks);
-#define AG_SELF_BEGIN() const uint64_t ag_self_t0 = __rdtsc(), ag_self_d0 = ag_self_drv
-#define AG_SELF_END(k) ag_selftime_add(k, __rdtsc() - ag_self_t0 - (ag_self_drv - ag_self_d0))
-#define AG_DRV_BEGIN() const uint64_t ag_drv_t0 = __rdtsc()
-#define AG_DRV_END() (ag_self_drv += __rdtsc() - ag_drv_t0)
+#define AG_SELF_BEGIN() const uint64_t ag_self_t0 = ag_ticks(), ag_self_d0 = ag_self_drv
+#define AG_SELF_END(k) ag_selftime_add(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0))
+#define AG_DRV_BEGIN() const uint64_t ag_drv_t0 = ag_ticks()
+#define AG_DRV_END() (ag_self_drv += ag_ticks() - ag_drv_t0)
 #else
 #define AG_SELF_BEGIN() (void)0
 #define AG_SELF_END(k) (void)0

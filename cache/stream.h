@@ -1,11 +1,7 @@
-/* Per-stream state: what a stream holds back, what it has learned, and its graph cache.
- *
- * One state per stream the application launches on: a created stream (keyed by its handle),
+/* Per-stream state (what a stream holds, has learned, its templates) and finding it. */
+/* One state per stream the application launches on: a created stream (keyed by its handle),
  * the legacy default stream of a context, or a thread's per-thread default stream in a
- * context. Each has its own mutex, taken for every launch on it (uncontended unless the
- * application itself shares the stream between threads) and by whoever must flush it from
- * outside (another stream's ordering rule, the hold watchdog). Lock order: the registry
- * lock, then a stream lock; never two stream locks at once. */
+ * context. Each has its own lock (locking and lock order: DESIGN.md, "Threads and locks"). */
 #ifndef AG_STREAM_H
 #define AG_STREAM_H
 
@@ -16,10 +12,11 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "../policy/benefit.h"
-#include "lock.h"
-#include "learn.h"
-#include "record.h"
+#include "policy/benefit.h"
+#include "cache/process.h"
+#include "cache/lock.h"
+#include "cache/learn.h"
+#include "cache/shape.h"
 
 enum ag_skind { AG_SK_REGULAR, AG_SK_LEGACY, AG_SK_PTDS, AG_SK_DEAD = 0xff };
 
@@ -89,7 +86,7 @@ typedef struct ag_stream {
     uint8_t open;                    /* counted in ci->legacy_open / blocking_open */
     uint8_t join_pending;            /* per-thread streams: see below */
     uint32_t nheld;                  /* what is held back: a prefix of template `cand` */
-    uint8_t tokens_out;              /* threads may hold rest tokens for this stream (engine.c) */
+    uint8_t tokens_out;              /* threads may hold rest tokens for this stream (rest.h) */
     ag_ctxinfo *ci;
     ag_rec *held;                    /* max_nodes; NULL until the first launch */
     ag_tmpl *cand;
@@ -125,5 +122,65 @@ _Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, min_repeats) <= 6
                "the fields a passing launch reads fit the first cache line");
 _Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, t0) <= 128,
                "the learner's per-launch fields fit the second");
+
+/* ---- finding the state of a stream ---------------------------------------------------- */
+
+/* Looked up on every launch: a thread-local entry and cache in front of the shared table,
+ * invalidated by ag_hot.registry_gen; retired states are emptied, never freed (DESIGN.md,
+ * "Threads and locks"). */
+
+/* The lookup behind the two below. */
+ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create);
+
+/* The created stream this thread looked up last: programs mostly launch on one stream in a
+ * row, and this answers them in a few instructions, before any other cache. */
+typedef struct ag_stream_last {
+    CUstream stream;
+    unsigned long gen;
+    ag_stream *st;
+} ag_stream_last;
+extern __thread ag_stream_last ag_t_last __attribute__((tls_model("initial-exec")));
+
+static inline ag_stream *ag_stream_last_hit(CUstream s)
+{
+    if ((uintptr_t)s > (uintptr_t)CU_STREAM_PER_THREAD && ag_t_last.stream == s &&
+        ag_t_last.gen == atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire))
+        return ag_t_last.st;
+    return NULL;
+}
+
+/* The state for stream s as passed to a call through a plain (ptsz 0) or per-thread (ptsz 1)
+ * entry point; created on first sight. NULL when the driver does not know the stream (the
+ * call then passes through and gets the driver's error), or when out of memory. */
+static inline ag_stream *ag_stream_of(CUstream s, int ptsz)
+{
+    ag_stream *st = ag_stream_last_hit(s);
+    return st ? st : ag_stream_lookup(s, ptsz, 1);
+}
+
+/* The same, but never creating a state (so never asking the driver about the stream): while
+ * the application captures, such questions could invalidate its capture. */
+static inline ag_stream *ag_stream_find(CUstream s, int ptsz)
+{
+    ag_stream *st = ag_stream_last_hit(s);
+    return st ? st : ag_stream_lookup(s, ptsz, 0);
+}
+
+/* A number for the calling thread, unique for the life of the process. */
+uint64_t ag_thread_id(void);
+
+/* Calls fn on every live state, under the registry lock (fn may lock the stream). */
+void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg);
+
+/* Retires one state, or all of them (flushing is the caller's job); fn is applied to each,
+ * under its lock, before it is marked dead. */
+void ag_stream_retire(ag_stream *st, void (*empty)(ag_stream *));
+void ag_streams_retire_all(void (*empty)(ag_stream *));
+
+/* Allocates what a state needs for learning and holding (on its first launch). */
+int ag_stream_prepare(ag_stream *st);
+
+extern atomic_int ag_nholding;       /* states holding launches, process-wide */
+extern pthread_mutex_t ag_registry_mu;
 
 #endif

@@ -1,5 +1,5 @@
-/* See trace.h. */
-#include "trace.h"
+/* NVTX ranges around replays (see trace.h). */
+#include "cache/trace.h"
 
 #include <pthread.h>
 #include <stdio.h>

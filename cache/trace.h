@@ -1,5 +1,5 @@
-/* NVTX ranges around replays, so Nsight Systems shows what libautograph graphed. NVTX (the
- * header-only nvtx3 of the CUDA toolkit) does nothing unless a tool injects itself
+/* NVTX ranges around replays, so Nsight Systems shows what libautograph graphed. */
+/* NVTX (the header-only nvtx3 of the CUDA toolkit) does nothing unless a tool injects itself
  * (NVTX_INJECTION64_PATH): then each call is one indirect call to a no-op. */
 #ifndef AG_TRACE_H
 #define AG_TRACE_H

@@ -1,38 +1,22 @@
-/* The hold watchdog: no launch is held back longer than AUTOGRAPH_MAX_HOLD_US. A program that
- * launches a kernel and then spins on host-mapped memory that kernel writes, or does long host
- * work in the middle of a sequence, makes no further CUDA call that could flush it: this
- * thread does. It sleeps on a condition variable while nothing is held, and otherwise wakes
- * four times per hold period. */
+/* The hold watchdog: flushes any hold older than AUTOGRAPH_MAX_HOLD_US. */
+/* A program that launches a kernel and then spins on host-mapped memory that kernel writes, or
+ * does long host work in the middle of a sequence, makes no further CUDA call that could flush
+ * it: this thread does. It sleeps on a condition variable while nothing is held, and otherwise
+ * wakes four times per hold period. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
-#include "../policy/log.h"
-#include "../policy/options.h"
-#include "clock.h"
-#include "internal.h"
-#include "registry.h"
+#include "policy/log.h"
+#include "policy/options.h"
+#include "cache/clock.h"
+#include "cache/internal.h"
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static atomic_int g_sleeping;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static void check(ag_stream *st, void *arg)
-{
-    uint64_t now = *(uint64_t *)arg, max = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u;
-    if (!__atomic_load_n(&st->nheld, __ATOMIC_RELAXED))
-        return;
-    if (!ag_trylock(&st->mu))
-        return; /* its owner is inside a call on it right now; look again next tick */
-    if (st->nheld && st->kind != AG_SK_DEAD && now - st->hold_t0 > max) {
-        ag_log(AG_LOG_DEBUG, "hold of %u launches on stream %p timed out", st->nheld,
-               (void *)st->handle);
-        ag_flush_foreign(st, AG_ST_FL_TIMEOUT, 0);
-    }
-    ag_unlock(&st->mu);
-}
 
 static void *run(void *unused)
 {
@@ -60,8 +44,7 @@ static void *run(void *unused)
         uint64_t period = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 250u; /* ns: a quarter */
         struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
         nanosleep(&ts, NULL);
-        uint64_t now = ag_now_ns();
-        ag_streams_each(check, &now);
+        ag_flush_stale(ag_now_ns(), (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u);
     }
 }
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../policy/options.h"
+#include "policy/options.h"
 
 #ifndef AG_LIBDIR
 #define AG_LIBDIR "/usr/local/lib"

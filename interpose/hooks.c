@@ -7,8 +7,8 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 
-#include "../cache/driver.h"
-#include "../cache/engine.h"
+#include "cache/driver.h"
+#include "cache/engine.h"
 #include "real.h"
 
 /* What each kind of ordering point tells the engine, before and after the real call. */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cache/driver.h"
-#include "../policy/log.h"
+#include "cache/driver.h"
+#include "policy/log.h"
 
 ag_driver ag_drv;
 

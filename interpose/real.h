@@ -10,8 +10,9 @@
 
 #include <stddef.h>
 
+#include "cache/compiler.h"
+
 #define AG_EXPORT __attribute__((visibility("default")))
-#define AG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 typedef struct ag_hook {
     const char *name;

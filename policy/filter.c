@@ -1,9 +1,10 @@
 /* AUTOGRAPH_ALLOW / AUTOGRAPH_DENY: which kernels may go into graphs, by name glob. DENY wins;
- * an empty ALLOW allows all. Evaluated once per function handle (cache/layout.c). */
+ * an empty ALLOW allows all. Evaluated once per function handle (cache/params.c). */
 #include <fnmatch.h>
 #include <string.h>
 
-#include "options.h"
+#include "policy/filter.h"
+#include "policy/options.h"
 
 static int any_match(const char *list, const char *name)
 {

@@ -119,7 +119,7 @@ FUZZ_PROBE      := printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned lo
 $(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c policy/options.c policy/log.c cache/fault.c
 # The profile loader and saver. fuzz_profile.c #includes cache/profile.c (it needs the file's
 # statics to free what was loaded between inputs) and stubs the stream registry.
-$(FUZZ_DIR)/fuzz_profile: tests/fuzz/fuzz_profile.c cache/record.c policy/stats.c \
+$(FUZZ_DIR)/fuzz_profile: tests/fuzz/fuzz_profile.c cache/shape.c policy/stats.c \
                           policy/options.c policy/log.c cache/fault.c cache/profile.c
 
 $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%): $(wildcard cache/*.h policy/*.h) tests/sanitize.mk

@@ -1,5 +1,5 @@
 /* The cost/benefit policy on synthetic timings. */
-#include "../policy/benefit.h"
+#include "policy/benefit.h"
 #include "check.h"
 
 #include <string.h>

@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../cache/driver.h"
-#include "../cache/layout.h"
-#include "../cache/record.h"
-#include "../policy/options.h"
+#include "cache/driver.h"
+#include "cache/params.h"
+#include "cache/shape.h"
+#include "policy/options.h"
 #include "check.h"
 
 ag_driver ag_drv;

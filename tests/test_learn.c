@@ -1,7 +1,7 @@
 /* The learner: segments at ordering points, chunk cuts, period alignment, sightings. */
 #include <string.h>
 
-#include "../cache/learn.h"
+#include "cache/learn.h"
 #include "check.h"
 
 static ag_shape shape_of(int k)

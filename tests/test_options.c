@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/options.h"
+#include "policy/options.h"
 #include "check.h"
 
 static int parses(ag_opt_id id, const char *text, long long want)

@@ -5,10 +5,10 @@ UNIT_CFLAGS := $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers -g -O1 $(UNIT_SANITIZE)
 POLICY_BASE := policy/options.c policy/log.c cache/fault.c
 
-$(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/record.c
+$(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/shape.c
 $(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c
 $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
-$(BUILD)/tests/test_layout: tests/test_layout.c cache/layout.c cache/record.c policy/filter.c \
+$(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c policy/filter.c \
                             $(POLICY_BASE)
 
 $(UNIT_BINS): tests/check.h $(wildcard cache/*.h policy/*.h) tests/tests.mk

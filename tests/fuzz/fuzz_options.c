@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../../policy/options.h"
+#include "policy/options.h"
 
 int ag_fault_spec_valid(const char *s); /* cache/fault.c */
 

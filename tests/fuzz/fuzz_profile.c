@@ -12,7 +12,7 @@
  * cache/profile.c is #included, not linked: its list of loaded sequences is static, and each
  * input must start from an empty one (and free it afterwards, or LSan would see it go).
  * The engine around it is not linked: no stream exists here (ag_streams_each below). */
-#include "../../cache/profile.c"
+#include "cache/profile.c"
 
 ag_hot_t ag_hot; /* the engine's, defined in engine.c */
 

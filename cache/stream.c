@@ -1,12 +1,12 @@
-/* See registry.h. */
-#include "registry.h"
+/* Per-stream state: finding, creating and retiring it (see stream.h). */
+#include "cache/stream.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../policy/log.h"
-#include "../policy/options.h"
-#include "driver.h"
+#include "policy/log.h"
+#include "policy/options.h"
+#include "cache/driver.h"
 
 pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int ag_nholding;
@@ -82,7 +82,7 @@ int ag_stream_prepare(ag_stream *st)
     return 0;
 }
 
-/* A created stream's state goes into the thread's one-entry cache (registry.h). */
+/* A created stream's state goes into the thread's one-entry cache (stream.h). */
 static inline void remember_last(const ag_skey *k, int kind, unsigned long gen, ag_stream *st)
 {
     if (kind == AG_SK_REGULAR) {

@@ -1,8 +1,8 @@
-/* See layout.h. Lookups run on every launch, so each thread keeps a small direct-mapped cache
- * in front of the shared table; an epoch number invalidates all of them at once. Layouts are
- * never freed while the process runs (a thread may still read one after an unload): they are
- * small, and only unloads retire them. */
-#include "layout.h"
+/* Kernel parameter layouts and copies (see params.h). */
+/* Each thread keeps a small direct-mapped cache in front of the shared table; an epoch number
+ * invalidates all of them at once. Layouts are never freed while the process runs (a thread
+ * may still read one after an unload): they are small, and only unloads retire them. */
+#include "cache/params.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,9 +10,10 @@
 #include <string.h>
 #include <uthash.h>
 
-#include "../policy/log.h"
-#include "driver.h"
-#include "record.h"
+#include "policy/filter.h"
+#include "policy/log.h"
+#include "cache/driver.h"
+#include "cache/shape.h"
 
 typedef struct entry {
     ag_layout lay;

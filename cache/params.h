@@ -1,11 +1,10 @@
-/* Kernel parameter layouts, one per function handle, cached.
- *
- * A held launch must deep-copy its arguments inside the hook: the caller's void** is only
+/* Kernel parameter layouts (one per function handle, cached) and copies of parameters. */
+/* A held launch must deep-copy its arguments inside the hook: the caller's void** is only
  * valid during the call. The layout (offset and size of every parameter) comes from
  * cuFuncGetParamInfo, or cuKernelGetParamInfo when the handle is a CUkernel (cudart passes
  * those), and never changes while the module stays loaded. */
-#ifndef AG_LAYOUT_H
-#define AG_LAYOUT_H
+#ifndef AG_PARAMS_H
+#define AG_PARAMS_H
 
 #include <cuda.h>
 #include <stddef.h>
@@ -45,8 +44,5 @@ static inline void ag_params_ptrs(const ag_layout *lay, uint8_t *blob, void **pt
     for (uint32_t i = 0; i < lay->nparams; i++)
         ptrs[i] = blob + lay->off[i];
 }
-
-/* Name filter hook, provided by policy/filter.c. */
-int ag_filter_allows(const char *kernel_name);
 
 #endif

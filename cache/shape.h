@@ -1,18 +1,17 @@
-/* A launch as libautograph keeps it: its shape (everything but the argument values), the
- * argument values (a packed parameter block), and two xxHash3 fingerprints of them.
- *
- * Two launches of the same shape can share a graph node: only their values differ, and values
- * are what exec updates change. The shape is a fixed-size, zero-padded struct, so it is hashed
- * and compared as bytes. */
-#ifndef AG_RECORD_H
-#define AG_RECORD_H
+/* Shapes and fingerprints: a launch as libautograph keeps it. */
+/* Its shape (everything but the argument values), the argument values (a packed parameter
+ * block), and two xxHash3 fingerprints of them. Two launches of the same shape can share a
+ * graph node: only their values differ, and values are what exec updates change. The shape is
+ * a fixed-size, zero-padded struct, so it is hashed and compared as bytes. */
+#ifndef AG_SHAPE_H
+#define AG_SHAPE_H
 
 #include <cuda.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "engine.h"
-#include "layout.h"
+#include "cache/engine.h"
+#include "cache/params.h"
 
 #define AG_MAX_ATTRS 4
 

@@ -1,8 +1,8 @@
-/* See record.h. */
+/* Shapes and fingerprints (see shape.h). */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "record.h"
+#include "cache/shape.h"
 
 uint64_t ag_hash(const void *p, size_t n)
 {

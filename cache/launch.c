@@ -1,0 +1,211 @@
+/* The launch path: one kernel launch from the hook to being passed, held or replayed. */
+/* DESIGN.md, "One launch, step by step", names the steps in order. */
+#include <stdlib.h>
+
+#include "policy/stats.h"
+#include "cache/clock.h"
+#include "cache/driver.h"
+#include "cache/engine.h"
+#include "cache/internal.h"
+#include "cache/profile.h"
+#include "cache/selftime.h"
+
+/* Larger argument blocks pass through: copying them costs more than a launch saves. */
+#define AG_MAX_PARAM_BYTES 4096
+
+__thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
+
+/* ---- passing through ------------------------------------------------------------------ */
+
+/* The launch as the application made it (timed as the driver's in a selftime build). */
+static inline CUresult pass_timed(const ag_launch *l)
+{
+    AG_DRV_BEGIN();
+    CUresult r = ag_launch_call(l);
+    AG_DRV_END();
+    return r;
+}
+
+static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
+{
+    ag_stat_inc(AG_ST_PASSED);
+    return pass_timed(l);
+}
+
+/* A launch passed while learning rests (counted in launches.eager too, when summed). */
+static inline CUresult pass_rested(const ag_launch *l)
+{
+    ag_stat_inc(AG_ST_RESTED);
+    return pass_timed(l);
+}
+
+__attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
+{
+    switch (l->entry) {
+    case AG_ENTRY_LAUNCH:
+    case AG_ENTRY_LAUNCH_PTSZ: {
+        CUresult (*fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **) =
+            l->entry == AG_ENTRY_LAUNCH ? ag_drv.cuLaunchKernel : ag_drv.cuLaunchKernel_ptsz;
+        return fn(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
+                  l->block[2], l->smem, l->stream, l->params, l->extra);
+    }
+    case AG_ENTRY_EX:
+        return ag_drv.cuLaunchKernelEx(l->config, l->f, l->params, l->extra);
+    case AG_ENTRY_EX_PTSZ:
+        return ag_drv.cuLaunchKernelEx_ptsz(l->config, l->f, l->params, l->extra);
+    case AG_ENTRY_COOP:
+        return ag_drv.cuLaunchCooperativeKernel(l->f, l->grid[0], l->grid[1], l->grid[2],
+                                                l->block[0], l->block[1], l->block[2], l->smem,
+                                                l->stream, l->params);
+    default:
+        return ag_drv.cuLaunchCooperativeKernel_ptsz(l->f, l->grid[0], l->grid[1], l->grid[2],
+                                                     l->block[0], l->block[1], l->block[2],
+                                                     l->smem, l->stream, l->params);
+    }
+}
+
+/* ---- the launch, step by step ------------------------------------------------------------ */
+
+static CUresult launch_kernel(const ag_launch *l);
+
+__attribute__((hot)) CUresult ag_launch_kernel(const ag_launch *l)
+{
+    AG_SELF_BEGIN();
+    CUresult r = launch_kernel(l);
+    AG_SELF_END(AG_SELF_LAUNCH);
+    return r;
+}
+
+static CUresult launch_in_capture(const ag_launch *l, int ptsz);
+static CUresult launch_locked(ag_stream *st, const ag_launch *l);
+
+static inline CUresult launch_kernel(const ag_launch *l)
+{
+    ag_stat_inc((enum ag_stat)l->entry);
+    if (AG_UNLIKELY(!ag_engine_on()))
+        return passthrough(l);
+    int ptsz = ag_entry_ptsz(l->entry);
+    if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
+        return launch_in_capture(l, ptsz);
+    if (ag_rest_token_spend(l->stream))
+        return pass_rested(l);
+    unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
+    unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
+    ag_stream *st = ag_stream_of(l->stream, ptsz);
+    if (!st)
+        return passthrough(l);
+    ag_cross_flush(st);
+    if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
+        return pass_rested(l);
+    ag_lock(&st->mu);
+    CUresult r = launch_locked(st, l);
+    ag_sync_open(st);
+    ag_unlock(&st->mu);
+    return r;
+}
+
+/* The application is capturing somewhere: hold nothing, learn nothing, ask the driver
+ * nothing (a question about a capturing stream can invalidate the capture). */
+static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launch *l, int ptsz)
+{
+    ag_stream *st = ag_stream_find(l->stream, ptsz);
+    if (st && (__atomic_load_n(&st->nheld, __ATOMIC_RELAXED) ||
+               __atomic_load_n(&st->join_pending, __ATOMIC_RELAXED))) {
+        /* held before the capture began (this thread raced the capture's flush): what is held
+         * goes first, never overtaken */
+        ag_lock(&st->mu);
+        if (st->kind == AG_SK_PTDS)
+            ag_ptds_join(st);
+        ag_flush_locked(st, AG_ST_FL_ORDER);
+        ag_sync_open(st);
+        ag_unlock(&st->mu);
+    }
+    ag_stat_inc(AG_ST_CAPTURED);
+    return passthrough(l);
+}
+
+static CUresult launch_learning(ag_stream *st, const ag_launch *l);
+
+/* The part every launch runs: kept small, so that a launch that passes while learning rests
+ * touches few lines of code (see process.h); the rest is out of line. */
+static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
+{
+    if (AG_UNLIKELY(st->kind == AG_SK_DEAD))
+        return passthrough(l);
+    if (st->kind == AG_SK_PTDS)
+        ag_ptds_join(st);
+    if (ag_rest_take_locked(st))
+        return pass_rested(l);
+    ag_rest_end(st);
+    return launch_learning(st, l);
+}
+
+static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
+{
+    if (ag_stream_prepare(st))
+        return passthrough(l);
+    const ag_layout *lay = ag_layout_get(l->f);
+    ag_shape sh;
+    CUlaunchAttribute at[AG_MAX_ATTRS];
+    if (!lay || !lay->graphable || lay->size > AG_MAX_PARAM_BYTES ||
+        (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config) ||
+        ag_shape_make(l, lay, st->ctx, &sh, at)) {
+        ag_stat_inc(AG_ST_OPAQUE);
+        ag_order_locked(st, AG_ST_FL_DIVERGE);
+        return passthrough(l);
+    }
+    uint64_t h = ag_shape_hash(&sh), now = 0;
+
+    if (st->nheld) {
+        int ok;
+        if (st->cand->prof) {
+            ag_pshape ps;
+            ag_pshape_of(&sh, lay, &ps);
+            ok = ag_profile_node_is(st->cand->prof, st->nheld, &ps);
+        } else {
+            ok = ag_node_matches(st->cand, st->nheld, &sh, h, at);
+        }
+        if (!ok) {
+            ag_tmpl *U = ag_switch_candidate(st, &sh, h, at);
+            if (U) {
+                st->cand = U;
+            } else {
+                ag_flush_locked(st, AG_ST_FL_DIVERGE);
+                goto idle;
+            }
+        }
+        if (ag_hold_one(st, l, lay, &sh, h, at)) {
+            ag_order_locked(st, AG_ST_FL_DIVERGE);
+            return passthrough(l);
+        }
+        if (st->nheld == st->cand->len && !st->cand->has_ext)
+            ag_complete(st);
+        return CUDA_SUCCESS;
+    }
+idle:;
+    /* an application capture may have begun since the caller looked: then hold nothing (the
+     * capture's flush of every stream waits for this lock, so nothing held can be missed) */
+    ag_tmpl *T = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ? NULL
+                                                                         : ag_find_start(st, &sh, h, at);
+    if (!T && !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) && ag_profile_active())
+        T = ag_provisional(&sh, lay, h);
+    if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
+        T = ag_discard_provisional(T);
+    if (T) {
+        now = ag_now_ns();
+        st->cand = T;
+        if (ag_hold_one(st, l, lay, &sh, h, at) == 0) {
+            ag_hold_begin(st, now);
+            return CUDA_SUCCESS;
+        }
+        st->cand = NULL;
+        ag_discard_provisional(T);
+    }
+    CUresult r = passthrough(l);
+    if (r == CUDA_SUCCESS)
+        ag_learn_launch(st, h, &sh, now);
+    else
+        ag_order_locked(st, AG_ST_FL_DIVERGE);
+    return r;
+}

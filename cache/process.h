@@ -1,0 +1,21 @@
+/* Process-wide state: the words every launch reads, together in one cache line. */
+/* Why one line: DESIGN.md, "The launch path on a real host". */
+#ifndef AG_PROCESS_H
+#define AG_PROCESS_H
+
+#include <stdatomic.h>
+
+typedef struct ag_hot {
+    atomic_int state;          /* enum ag_engine_state (internal.h) */
+    atomic_int captures;       /* application stream captures in progress */
+    atomic_ulong registry_gen; /* bumped whenever a stream state is retired (stream.h) */
+    atomic_int profile_live;   /* loaded profile sequences not yet failed out (profile.c) */
+    atomic_int legacy_open_any; /* legacy default streams open (holding or learning), in all
+                                 * contexts: written when one opens or closes */
+    atomic_ulong rest_epoch;   /* bumped when a stream whose rest tokens are out stops resting
+                                * (rest.h): every thread's tokens are void from then on */
+} ag_hot_t;
+
+extern ag_hot_t ag_hot;
+
+#endif

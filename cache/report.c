@@ -1,0 +1,62 @@
+/* The stats report's sequences: the most replayed templates of all streams, and the time saved. */
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/stats.h"
+#include "cache/internal.h"
+
+#define TOP 10
+typedef struct {
+    ag_seq_report top[TOP];
+    int n;
+    uint64_t nseq;
+    double saved_us;
+} top_acc;
+
+static void collect_top(ag_stream *st, void *arg)
+{
+    top_acc *a = arg;
+    ag_lock(&st->mu);
+    for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
+        a->nseq++;
+        if (T->ben.med_eager > T->ben.med_graph && T->ben.med_graph)
+            a->saved_us += (double)(T->ben.med_eager - T->ben.med_graph) * (double)T->replays / 1e3;
+        int pos = a->n;
+        while (pos > 0 && a->top[pos - 1].replays < T->replays)
+            pos--;
+        if (pos >= TOP)
+            continue;
+        if (a->n < TOP)
+            a->n++;
+        memmove(&a->top[pos + 1], &a->top[pos], (size_t)(a->n - 1 - pos) * sizeof a->top[0]);
+        ag_seq_report *r = &a->top[pos];
+        memset(r, 0, sizeof *r);
+        r->key = T->key;
+        r->len = T->len;
+        r->replays = T->replays;
+        r->eager_runs = T->eager_runs;
+        r->state = T->ben.state == AG_BEN_ON ? "graph" : T->ben.state == AG_BEN_OFF ? "eager" : "trial";
+        r->med_graph_ns = T->ben.med_graph;
+        r->med_eager_ns = T->ben.med_eager;
+        size_t used = 0;
+        for (uint32_t i = 0; i < T->len && used + 4 < sizeof r->names; i++) {
+            if (i && !strcmp(T->nodes[i].lay->name, T->nodes[i - 1].lay->name))
+                continue;
+            int w = snprintf(r->names + used, sizeof r->names - used, "%s%s", used ? "," : "",
+                             T->nodes[i].lay->name);
+            if (w < 0)
+                break;
+            used += (size_t)w;
+        }
+    }
+    ag_unlock(&st->mu);
+}
+
+void ag_report_stats(void)
+{
+    top_acc a;
+    memset(&a, 0, sizeof a);
+    if (atomic_load(&ag_hot.state) != AG_ENGINE_DISABLED)
+        ag_streams_each(collect_top, &a);
+    ag_stats_report(a.top, a.n, a.nseq, a.saved_us);
+}
