@@ -48,6 +48,8 @@
     X(cuEventCreate, (CUevent *, unsigned))                                                     \
     X(cuEventDestroy_v2, (CUevent))                                                             \
     X(cuEventRecord, (CUevent, CUstream))                                                       \
+    X(cuEventQuery, (CUevent))                                                                  \
+    X(cuEventElapsedTime_v2, (float *, CUevent, CUevent))                                       \
     X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                                         \
     X(cuStreamCreate, (CUstream *, unsigned))                                                   \
     X(cuStreamDestroy_v2, (CUstream))                                                           \

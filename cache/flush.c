@@ -49,7 +49,7 @@ void ag_issue_held(ag_stream *st)
 
 void ag_flush_locked(ag_stream *st, enum ag_stat reason)
 {
-    if (!st->nheld)
+    if (!st->cand)
         return;
     ag_stat_inc(reason);
     if (st->cand->prof) { /* a profile sequence that did not come whole this time */
@@ -60,18 +60,15 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
         ag_hold_end(st);
         return;
     }
-    ag_tmpl *T = ag_exact_template(st);
+    ag_tmpl *T = st->nheld ? ag_exact_template(st) : NULL;
     if (T) {
-        st->cand = T;
+        ag_hold_switch(st, T);
         ag_complete(st);
         return;
     }
     ag_log(AG_LOG_TRACE, "flushing %u held launches of sequence %016llx eagerly (%s)", st->nheld,
            (unsigned long long)st->cand->key, ag_stat_names[reason]);
-    ag_issue_held(st);
-    ag_learn_held(st);
-    ag_benefit_aborted(&st->cand->ben);
-    ag_hold_end(st);
+    ag_hold_abort(st);
 }
 
 void ag_order_locked(ag_stream *st, enum ag_stat reason)

@@ -84,37 +84,46 @@ static void lru_front(ag_stream *st, ag_tmpl *T)
         st->lru_tail = T;
 }
 
+/* Destroys every piece's graph and exec of T (T stays, and may be built again). */
 void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T)
 {
-    if (T->exec) {
-        ag_drv.cuGraphExecDestroy(T->exec);
+    for (uint32_t p = 0; p < T->npieces; p++) {
+        ag_piece *P = &T->pieces[p];
+        if (P->exec)
+            ag_drv.cuGraphExecDestroy(P->exec);
+        if (P->graph)
+            ag_drv.cuGraphDestroy(P->graph);
+        P->exec = NULL;
+        P->graph = NULL;
+    }
+    for (uint32_t i = 0; i < T->len; i++)
+        T->nodes[i].node = NULL;
+    if (T->nbuilt) {
         atomic_fetch_sub(&ag_graphs_live, 1);
         atomic_fetch_sub(&ag_graph_mem_live, (long)T->mem_est);
         lru_unlink(st, T);
     }
-    if (T->graph)
-        ag_drv.cuGraphDestroy(T->graph);
-    T->exec = NULL;
-    T->graph = NULL;
+    T->nbuilt = 0;
+    T->mem_est = 0;
 }
 
-
-/* Reserves room for one more graph of `est` bytes within AUTOGRAPH_MAX_GRAPHS and
- * MAX_GRAPH_MEM, destroying this stream's least recently replayed graphs if need be. The
- * reservation is taken first and checked after, so that threads building at once cannot all
- * slip under the limit. Returns 0 when reserved. */
-static int reserve(ag_stream *st, ag_tmpl *keep, size_t est)
+/* Reserves room for `est` more bytes of T's graphs (and, for its first piece, one more graph)
+ * within AUTOGRAPH_MAX_GRAPHS and MAX_GRAPH_MEM, destroying this stream's least recently
+ * replayed graphs if need be. The reservation is taken first and checked after, so that
+ * threads building at once cannot all slip under the limit. Returns 0 when reserved. */
+static int reserve(ag_stream *st, ag_tmpl *T, size_t est)
 {
     long max_graphs = (long)ag_opt(AG_OPT_MAX_GRAPHS), max_mem = (long)ag_opt(AG_OPT_MAX_GRAPH_MEM);
+    long one = T->nbuilt ? 0 : 1;
     for (;;) {
-        long g = atomic_fetch_add(&ag_graphs_live, 1) + 1;
+        long g = atomic_fetch_add(&ag_graphs_live, one) + one;
         long m = atomic_fetch_add(&ag_graph_mem_live, (long)est) + (long)est;
         if (g <= max_graphs && m <= max_mem)
             return 0;
-        atomic_fetch_sub(&ag_graphs_live, 1);
+        atomic_fetch_sub(&ag_graphs_live, one);
         atomic_fetch_sub(&ag_graph_mem_live, (long)est);
         ag_tmpl *victim = st->lru_tail;
-        if (victim == keep)
+        if (victim == T)
             victim = victim->lru_prev;
         if (!victim)
             return -1;
@@ -125,21 +134,23 @@ static int reserve(ag_stream *st, ag_tmpl *keep, size_t est)
     }
 }
 
-static void unreserve(size_t est)
+static uint32_t piece_start(const ag_tmpl *T, uint32_t p)
 {
-    atomic_fetch_sub(&ag_graphs_live, 1);
-    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+    return p ? T->ends[p - 1] : 0;
 }
 
-static int build(ag_stream *st, ag_tmpl *T)
+/* Builds piece p of T from the held launches (held[0] is its first node). */
+static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = piece_start(T, p), e = T->ends[p];
     CUgraph g = NULL;
-    CUgraphExec e = NULL;
+    CUgraphExec x = NULL;
     CUgraphNode prev = NULL;
     CUresult r;
     const char *what = "cuGraphCreate";
-    size_t est = (size_t)T->len * AG_NODE_MEM_EST;
-    for (uint32_t i = 0; i < T->len; i++)
+    size_t est = (size_t)(e - s) * AG_NODE_MEM_EST;
+    for (uint32_t i = s; i < e; i++)
         est += T->nodes[i].lay->size;
     if (reserve(st, T, est)) {
         ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
@@ -147,17 +158,17 @@ static int build(ag_stream *st, ag_tmpl *T)
     }
     if ((r = ag_drv.cuGraphCreate(&g, 0)))
         goto fail;
-    for (uint32_t i = 0; i < T->len; i++) {
+    for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        CUDA_KERNEL_NODE_PARAMS p;
+        CUDA_KERNEL_NODE_PARAMS kp;
         what = "cuGraphAddKernelNode";
-        if (fill(st, n, held_blob(st, i), &p)) {
+        if (fill(st, n, held_blob(st, i - s), &kp)) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
             goto fail;
         }
         if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN)
                                     : (r = ag_drv.cuGraphAddKernelNode_v2(&n->node, g, prev ? &prev : NULL,
-                                                                          prev ? 1 : 0, &p)))
+                                                                          prev ? 1 : 0, &kp)))
             goto fail;
         what = "cuGraphKernelNodeSetAttribute";
         if (n->shape.kind == AG_KIND_COOP) {
@@ -167,7 +178,7 @@ static int build(ag_stream *st, ag_tmpl *T)
             if ((r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)))
                 goto fail;
         } else if (n->shape.kind == AG_KIND_ATTRS) {
-            memcpy(n->attrs, st->arena + st->held[i].attrs, n->shape.nattrs * sizeof *n->attrs);
+            memcpy(n->attrs, st->arena + st->held[i - s].attrs, n->shape.nattrs * sizeof *n->attrs);
             for (uint32_t a = 0; a < n->shape.nattrs; a++)
                 if ((r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, n->attrs[a].id,
                                                               &n->attrs[a].value)))
@@ -177,111 +188,117 @@ static int build(ag_stream *st, ag_tmpl *T)
     }
     what = "cuGraphInstantiate";
     if (ag_fault(AG_F_INSTANTIATE) ? (r = CUDA_ERROR_UNKNOWN)
-                                   : (r = ag_drv.cuGraphInstantiateWithFlags(&e, g, 0)))
+                                   : (r = ag_drv.cuGraphInstantiateWithFlags(&x, g, 0)))
         goto fail;
     what = "cuGraphUpload";
-    if (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(e, st->issue)))
+    if (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(x, st->issue)))
         goto fail;
-    for (uint32_t i = 0; i < T->len; i++) {
+    for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        memcpy(n->exec_vals, held_blob(st, i), n->lay->size);
-        memcpy(n->graph_vals, held_blob(st, i), n->lay->size);
+        memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
+        memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
     }
-    T->graph = g;
-    T->exec = e;
-    T->mem_est = est;
-    lru_front(st, T);
+    P->graph = g;
+    P->exec = x;
+    T->mem_est += est;
+    if (!T->nbuilt++)
+        lru_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_BUILT);
-    ag_log(AG_LOG_INFO, "graph built for sequence %016llx: %u launches starting with %s",
-           (unsigned long long)T->key, T->len, T->nodes[0].lay->name);
+    ag_log(AG_LOG_INFO, "graph built for sequence %016llx: piece %u of %u, launches %u-%u of %u "
+           "starting with %s", (unsigned long long)T->key, p + 1, T->npieces, s, e - 1, T->len,
+           T->nodes[s].lay->name);
     return 0;
 fail:
     ag_log(AG_LOG_INFO, "graph of sequence %016llx not built: %s failed (%d)",
            (unsigned long long)T->key, what, (int)r);
-    if (e)
-        ag_drv.cuGraphExecDestroy(e);
+    for (uint32_t i = s; i < e; i++)
+        T->nodes[i].node = NULL;
+    if (x)
+        ag_drv.cuGraphExecDestroy(x);
     if (g)
         ag_drv.cuGraphDestroy(g);
-    unreserve(est);
+    atomic_fetch_sub(&ag_graphs_live, T->nbuilt ? 0 : 1);
+    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
     ag_stat_inc(AG_ST_FAIL_BUILD);
     return -1;
 }
 
-/* Whether held launch i has other argument values than node i of the exec. Large blocks are
+/* Whether held launch j has other argument values than node n of the exec. Large blocks are
  * told apart by their value fingerprints first; equal fingerprints are confirmed byte by byte. */
-static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t i)
+static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t j)
 {
-    const uint8_t *b = held_blob(st, i);
+    const uint8_t *b = held_blob(st, j);
     if (n->lay->size > 256 && ag_hash(b, n->lay->size) != n->exec_vhash)
         return 1;
     return memcmp(b, n->exec_vals, n->lay->size) != 0;
 }
 
-/* Which update path to take when `nexec` nodes changed. Both are measured on this template as
- * what they really cost -- the update and the graph launch after it (some of an update's work
- * is deferred to the launch) -- and the cheaper one wins; the other is sampled again now and
- * then. A handful of changed nodes always goes node by node. */
+/* Which update path to take when `nexec` of a piece's `len` nodes changed. Both are measured on
+ * this piece as what they really cost -- the update and the graph launch after it (some of an
+ * update's work is deferred to the launch) -- and the cheaper one wins; the other is sampled
+ * again now and then. A handful of changed nodes always goes node by node. */
 enum { UPD_NODE, UPD_WHOLE };
-static int choose_path(const ag_tmpl *T, uint32_t nexec)
+static int choose_path(const ag_tmpl *T, const ag_piece *P, uint32_t len, uint32_t nexec)
 {
-    if (nexec * 8 <= T->len)
+    if (nexec * 8 <= len)
         return UPD_NODE;
-    if (T->upd_n[UPD_NODE] < 2)
+    if (P->upd_n[UPD_NODE] < 2)
         return UPD_NODE;
-    if (T->upd_n[UPD_WHOLE] < 2)
+    if (P->upd_n[UPD_WHOLE] < 2)
         return UPD_WHOLE;
-    int best = T->upd_ns[UPD_WHOLE] < T->upd_ns[UPD_NODE] ? UPD_WHOLE : UPD_NODE;
+    int best = P->upd_ns[UPD_WHOLE] < P->upd_ns[UPD_NODE] ? UPD_WHOLE : UPD_NODE;
     return (T->replays & 127) == 127 ? !best : best;
 }
 
-static void record_path(ag_tmpl *T, int path, uint64_t ns)
+static void record_path(ag_piece *P, int path, uint64_t ns)
 {
-    uint64_t old = T->upd_ns[path];
-    T->upd_ns[path] = T->upd_n[path] ? old - old / 4 + ns / 4 : ns;
-    T->upd_n[path]++;
+    uint64_t old = P->upd_ns[path];
+    P->upd_ns[path] = P->upd_n[path] ? old - old / 4 + ns / 4 : ns;
+    P->upd_n[path]++;
 }
 
-/* Brings the exec up to date with the held values; returns the path taken (-1: none needed,
- * -2: failed). */
-static int update(ag_stream *st, ag_tmpl *T)
+/* Brings piece p's exec up to date with the held values; returns the path taken (-1: none
+ * needed, -2: failed). */
+static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
-    uint32_t nexec = 0;
-    for (uint32_t i = 0; i < T->len; i++)
-        nexec += exec_differs(st, &T->nodes[i], i);
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = piece_start(T, p), e = T->ends[p], nexec = 0;
+    for (uint32_t i = s; i < e; i++)
+        nexec += exec_differs(st, &T->nodes[i], i - s);
     if (!nexec) {
         ag_stat_inc(AG_ST_UPD_NONE);
         return -1;
     }
-    CUDA_KERNEL_NODE_PARAMS p;
-    if (choose_path(T, nexec) == UPD_NODE) {
-        for (uint32_t i = 0; i < T->len; i++) {
+    CUDA_KERNEL_NODE_PARAMS kp;
+    if (choose_path(T, P, e - s, nexec) == UPD_NODE) {
+        for (uint32_t i = s; i < e; i++) {
             ag_node *n = &T->nodes[i];
-            if (!exec_differs(st, n, i))
+            if (!exec_differs(st, n, i - s))
                 continue;
-            if (fill(st, n, held_blob(st, i), &p) || ag_fault(AG_F_SET_PARAMS) ||
-                ag_drv.cuGraphExecKernelNodeSetParams_v2(T->exec, n->node, &p))
+            if (fill(st, n, held_blob(st, i - s), &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
                 return -2;
-            memcpy(n->exec_vals, held_blob(st, i), n->lay->size);
+            memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
             n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
         }
         ag_stat_inc(AG_ST_UPD_NODE);
         ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
         return UPD_NODE;
     }
-    for (uint32_t i = 0; i < T->len; i++) {
+    for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        if (!memcmp(held_blob(st, i), n->graph_vals, n->lay->size))
+        if (!memcmp(held_blob(st, i - s), n->graph_vals, n->lay->size))
             continue;
-        if (fill(st, n, held_blob(st, i), &p) || ag_fault(AG_F_SET_PARAMS) ||
-            ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &p))
+        if (fill(st, n, held_blob(st, i - s), &kp) || ag_fault(AG_F_SET_PARAMS) ||
+            ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &kp))
             return -2;
-        memcpy(n->graph_vals, held_blob(st, i), n->lay->size);
+        memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
     }
     CUgraphExecUpdateResultInfo info;
-    if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(T->exec, T->graph, &info))
+    if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info))
         return -2;
-    for (uint32_t i = 0; i < T->len; i++) {
+    for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
         memcpy(n->exec_vals, n->graph_vals, n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
@@ -290,16 +307,25 @@ static int update(ag_stream *st, ag_tmpl *T)
     return UPD_WHOLE;
 }
 
-int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
+/* The host's time for one graph launch, process-wide (EWMA, relaxed: a hint for planning). */
+static uint64_t g_graph_launch_ns;
+
+uint64_t ag_graph_launch_ns(void)
 {
+    return __atomic_load_n(&g_graph_launch_ns, __ATOMIC_RELAXED);
+}
+
+int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
+{
+    ag_piece *P = &T->pieces[p];
     *built = 0;
     int path = -1;
     uint64_t t0 = 0;
-    if (!T->exec) {
-        if (build(st, T))
+    if (!P->exec) {
+        if (build(st, T, p))
             return -1;
         *built = 1;
-    } else if (t0 = ag_now_ns(), (path = update(st, T)) == -2) {
+    } else if (t0 = ag_now_ns(), (path = update(st, T, p)) == -2) {
         ag_log(AG_LOG_INFO, "update of sequence %016llx failed; dropping its graph",
                (unsigned long long)T->key);
         ag_stat_inc(AG_ST_FAIL_UPDATE);
@@ -309,7 +335,9 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
     if (!T->trace_name)
         T->trace_name = ag_trace_name(T->key, T->len, T->nodes[0].lay->name);
     ag_trace_push(T->trace_name);
-    CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(T->exec, st->issue);
+    uint64_t tl = ag_now_ns();
+    CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(P->exec, st->issue);
+    uint64_t te = ag_now_ns();
     ag_trace_pop();
     if (r) {
         ag_log(AG_LOG_INFO, "launch of sequence %016llx failed (%d); dropping its graph",
@@ -318,10 +346,14 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built)
         ag_tmpl_drop_graph(st, T);
         return -1;
     }
+    if (!*built) { /* a launch right after an upload is not a typical one */
+        uint64_t old = ag_graph_launch_ns(), d = te - tl;
+        __atomic_store_n(&g_graph_launch_ns, old ? old - old / 8 + d / 8 : d, __ATOMIC_RELAXED);
+    }
     if (path >= 0)
-        record_path(T, path, ag_now_ns() - t0);
+        record_path(P, path, te - t0);
     lru_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
-    ag_stat_add(AG_ST_REPLAYED, T->len);
+    ag_stat_add(AG_ST_REPLAYED, T->ends[p] - piece_start(T, p));
     return 0;
 }

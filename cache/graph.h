@@ -7,14 +7,19 @@
 
 #include "cache/stream.h"
 
-/* Replays the held launches of st (an exact occurrence of T) as T's graph: builds it the
- * first time, updates only what changed, launches it. Returns 0, or -1 when any graph call
- * failed (nothing was launched; the caller issues the held launches eagerly). *built tells
- * whether this replay instantiated the graph. */
-int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, int *built);
+/* Replays the held launches of st (exactly piece p of T, held[0] its first node) as that
+ * piece's graph: builds it the first time, updates only what changed, launches it. Returns
+ * 0, or -1 when any graph call failed (nothing was launched; the caller issues the held
+ * launches eagerly; T's graphs are dropped). *built tells whether this replay instantiated the
+ * piece's graph. */
+int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built);
 
-/* Destroys T's graph and exec (T stays, and may be built again). */
+/* Destroys T's graphs and execs, every piece's (T stays, and may be built again). */
 void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T);
+
+/* The host's time for one graph launch, measured on this process's replays (EWMA); 0 before
+ * the first. */
+uint64_t ag_graph_launch_ns(void);
 
 /* Process-wide graph accounting (AUTOGRAPH_MAX_GRAPHS / MAX_GRAPH_MEM). */
 extern atomic_long ag_graphs_live, ag_graph_mem_live;

@@ -9,6 +9,7 @@
 #include "policy/options.h"
 #include "policy/stats.h"
 #include "cache/clock.h"
+#include "cache/gpumark.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
 
@@ -37,6 +38,8 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
             goto fail;
     }
     ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
+    T->npieces = 1;
+    T->ends[0] = len;
     return T;
 fail:
     if (T && T->nodes)
@@ -61,6 +64,34 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
     free(T);
 }
 
+/* Cuts T into pieces for pipelined replay (policy/pieces.h), from the host's time per launch
+ * while T's launches are held and the graph and eager launch costs measured in this process.
+ * Until those are known T is one piece; a plan that changes the pieces drops T's graphs. */
+static void plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
+{
+    uint32_t ends[AG_MAX_PIECES], n = 1;
+    ends[0] = T->len;
+    ag_piece_costs c = { held_ns, ag_eager_launch_ns(), ag_graph_launch_ns(),
+                         (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000 };
+    uint32_t fixed = (uint32_t)ag_opt(AG_OPT_PIECE);
+    if (!T->related && fixed) {
+        for (n = 0; n < AG_MAX_PIECES - 1 && (n + 1) * fixed < T->len; n++)
+            ends[n] = (n + 1) * fixed;
+        ends[n++] = T->len;
+        T->planned = 1;
+    } else if (!T->related && c.eager_ns && c.graph_ns) {
+        n = ag_pieces_plan(T->len, &c, ends);
+        T->planned = 1;
+    }
+    if (n == T->npieces && !memcmp(ends, T->ends, n * sizeof *ends))
+        return;
+    ag_tmpl_drop_graph(st, T);
+    T->npieces = n;
+    memcpy(T->ends, ends, n * sizeof *ends);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held): %u piece%s",
+           (unsigned long long)T->key, T->len, (double)held_ns / 1e3, n, n > 1 ? "s" : "");
+}
+
 /* An occurrence of T, told to its policy; a finished trial is counted. */
 static void occurred(ag_tmpl *T, int graph, int build, uint64_t t)
 {
@@ -79,7 +110,11 @@ static void occurred(ag_tmpl *T, int graph, int build, uint64_t t)
 
 void ag_hold_begin(ag_stream *st, uint64_t now)
 {
-    st->hold_t0 = now;
+    st->hold_t0 = st->occ_t0 = now;
+    st->pos = st->piece = 0;
+    st->occ_built = 0;
+    if (!st->cand->prof)
+        ag_mark_begin(st, st->cand, 1); /* nothing of the occurrence has gone out yet */
     atomic_fetch_add(&ag_nholding, 1);
     ag_watchdog_kick();
 }
@@ -92,6 +127,7 @@ void ag_hold_end(ag_stream *st)
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
     st->cand = NULL;
+    st->pos = st->piece = 0;
     atomic_fetch_sub(&ag_nholding, 1);
 }
 
@@ -117,6 +153,10 @@ static uint8_t *arena_take(ag_stream *st, size_t n, uint32_t *off)
 int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
                     uint64_t h, const CUlaunchAttribute *at)
 {
+    if (st->nheld >= st->learn.max_nodes)
+        return -1; /* never past the held array, whatever a template claims */
+    if (!st->nheld && st->pos)
+        st->hold_t0 = ag_now_ns(); /* a new piece: its own hold, for the watchdog */
     ag_rec *r = &st->held[st->nheld];
     uint8_t *blob = arena_take(st, lay->size, &r->blob);
     if (!blob || ag_params_copy(lay, l->params, l->extra, blob))
@@ -141,7 +181,7 @@ int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h
     if (k >= T->len || T->nodes[k].shape_hash != h || !ag_shape_eq(&T->nodes[k].shape, sh))
         return 0;
     /* attributes are fingerprinted in the shape; a built node knows them exactly */
-    return sh->kind != AG_KIND_ATTRS || !T->exec ||
+    return sh->kind != AG_KIND_ATTRS || !T->nodes[k].node ||
            !memcmp(T->nodes[k].attrs, at, sh->nattrs * sizeof *at);
 }
 
@@ -152,16 +192,40 @@ static ag_bucket *bucket_of(ag_stream *st, uint64_t first_hash)
     return b;
 }
 
-/* Whether U's first k launches are the held ones. */
+/* The piece of U that starts at launch `pos`, or -1 when none does. */
+static int piece_at(const ag_tmpl *U, uint32_t pos)
+{
+    for (uint32_t p = 0; p < U->npieces; p++)
+        if ((p ? U->ends[p - 1] : 0) == pos)
+            return (int)p;
+    return -1;
+}
+
+/* Whether U could take over the occurrence under way with k launches held: U begins with what
+ * went out already (whole pieces of st->cand) and has a piece starting there, and continues
+ * with the held launches. */
 static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k)
 {
-    if (U->len < k)
+    const ag_tmpl *T = st->cand;
+    uint32_t pos = st->pos;
+    if (U->len < pos + k || piece_at(U, pos) < 0)
         return 0;
+    for (uint32_t i = 0; i < pos; i++)
+        if (U->nodes[i].shape_hash != T->nodes[i].shape_hash ||
+            !ag_shape_eq(&U->nodes[i].shape, &T->nodes[i].shape))
+            return 0;
     for (uint32_t i = 0; i < k; i++)
-        if (U->nodes[i].shape_hash != st->held[i].shape_hash ||
-            !ag_shape_eq(&U->nodes[i].shape, &st->held[i].shape))
+        if (U->nodes[pos + i].shape_hash != st->held[i].shape_hash ||
+            !ag_shape_eq(&U->nodes[pos + i].shape, &st->held[i].shape))
             return 0;
     return 1;
+}
+
+/* st->cand becomes U (held_prefix_of said it may): the piece being held is U's. */
+void ag_hold_switch(ag_stream *st, ag_tmpl *U)
+{
+    st->cand = U;
+    st->piece = (uint32_t)piece_at(U, st->pos);
 }
 
 /* Another template that the held launches begin and that continues with this launch. */
@@ -173,21 +237,38 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
         return NULL;
     ag_bucket *b = bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
-        if (U != st->cand && ag_node_matches(U, k, sh, h, at) && ag_benefit_want_graph(&U->ben) &&
-            held_prefix_of(st, U, k))
+        if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) &&
+            ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, k))
             return U;
     return NULL;
 }
 
-/* A template that is exactly the held launches. */
+/* A template whose last piece is exactly the held launches (after the pieces that went out). */
 ag_tmpl *ag_exact_template(ag_stream *st)
 {
-    if (st->cand->len == st->nheld)
+    uint32_t n = st->pos + st->nheld;
+    if (st->cand->len == n)
         return st->cand;
     ag_bucket *b = bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
-        if (U->len == st->nheld && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, U->len))
+        if (U->len == n && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, st->nheld) &&
+            piece_at(U, st->pos) == (int)U->npieces - 1)
             return U;
+    return NULL;
+}
+
+/* A template in a trial that starts with this launch and wants it eager: its occurrence is
+ * marked on the GPU (gpumark.h). */
+ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                             const CUlaunchAttribute *at)
+{
+    if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
+        return NULL;
+    ag_bucket *b = bucket_of(st, h);
+    for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
+        if (ag_benefit_want_gpu_mark(&T->ben) && !ag_benefit_want_graph(&T->ben) &&
+            ag_node_matches(T, 0, sh, h, at))
+            return T;
     return NULL;
 }
 
@@ -230,6 +311,16 @@ static void insert_template(ag_stream *st, ag_tmpl *T)
             U->has_ext = 1;
         else if (i == n && T->len < U->len)
             T->has_ext = 1;
+        else
+            continue;
+        /* one extends the other: both are one piece, so that the hold can move from one to
+         * the other at any point (see held_prefix_of) */
+        T->related = 1;
+        if (!U->related) {
+            U->related = 1;
+            if (U->npieces > 1)
+                plan(st, U, 0);
+        }
     }
     T->next_first = b->head;
     b->head = T;
@@ -273,29 +364,96 @@ static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
     return T;
 }
 
-/* The held launches are one whole occurrence of st->cand: replay it. */
+/* A piece's graph failed: what is held goes out eagerly, the pieces before it are done, and
+ * the occurrence ends (graphs off for T for a while). */
+static void piece_failed(ag_stream *st, ag_tmpl *T)
+{
+    uint32_t n = st->pos;
+    ag_issue_held(st);
+    T->eager_runs++;
+    ag_benefit_failed(&T->ben);
+    ag_mark_end(st, NULL, 0);
+    ag_hold_end(st);
+    if (n)
+        ag_learn_replayed(&st->learn, n);
+}
+
+/* The held launches are a whole piece of st->cand, not its last: it goes to the GPU now, and
+ * the hold goes on with the next piece. */
+static void piece_go(ag_stream *st)
+{
+    ag_tmpl *T = st->cand;
+    int built = 0;
+    if (ag_tmpl_replay(st, T, st->piece, &built)) {
+        piece_failed(st, T);
+        return;
+    }
+    st->occ_built |= (uint8_t)built;
+    st->pos += st->nheld;
+    st->piece++;
+    __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
+    st->arena_used = 0;
+}
+
+/* The held launches end st->cand's last piece: it goes to the GPU, and the occurrence is
+ * done. */
 void ag_complete(ag_stream *st)
 {
     ag_tmpl *T = st->cand;
-    uint32_t n = st->nheld;
     int built = 0;
     if (T->prof && !(T = st->cand = adopt_provisional(st, T))) {
+        uint32_t n = st->nheld;
         ag_issue_held(st);
         ag_hold_end(st);
         ag_learn_replayed(&st->learn, n);
         return;
     }
-    if (ag_tmpl_replay(st, T, &built) == 0) {
-        T->replays++;
-        occurred(T, 1, built, st->hold_t0);
-    } else {
-        ag_issue_held(st);
-        T->eager_runs++;
-        ag_benefit_failed(&T->ben);
+    if (ag_tmpl_replay(st, T, st->piece, &built)) {
+        piece_failed(st, T);
+        return;
     }
+    uint32_t n = st->pos + st->nheld;
+    T->replays++;
+    ag_mark_end(st, T, st->occ_built | built);
+    occurred(T, 1, st->occ_built | built, st->occ_t0);
+    if (!T->planned) /* the host's time per held launch, measured now: cut T into pieces */
+        plan(st, T, (ag_now_ns() - st->occ_t0) / n);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);
+}
+
+/* One more launch is held: a piece that is complete now goes to the GPU (the last one only
+ * when no longer template could still follow). */
+void ag_hold_advance(ag_stream *st)
+{
+    ag_tmpl *T = st->cand;
+    uint32_t at = st->pos + st->nheld;
+    if (T->prof) {
+        if (at == T->len)
+            ag_complete(st);
+    } else if (at == T->ends[st->piece]) {
+        if (at < T->len)
+            piece_go(st);
+        else if (!T->has_ext)
+            ag_complete(st);
+    }
+}
+
+/* The occurrence under way ends short of its template (an ordering point, a divergence, a
+ * time-out): the held launches go out eagerly and are shown to the learner; the pieces that
+ * went out before are done. */
+void ag_hold_abort(ag_stream *st)
+{
+    ag_tmpl *T = st->cand;
+    uint32_t pos = st->pos;
+    ag_issue_held(st);
+    ag_benefit_aborted(&T->ben);
+    ag_mark_end(st, NULL, 0);
+    if (pos)
+        ag_learn_replayed(&st->learn, pos); /* those launches went out as graphs */
+    ag_learn_held(st);
+    ag_hold_end(st);
 }
 
 /* ---- learning ------------------------------------------------------------------------- */
@@ -307,15 +465,19 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         ag_stat_inc(AG_ST_SEQ_SEEN);
     ag_tmpl *T = s->tmpl;
     if (T) {
-        if (T->len != c->len)
+        int same = T->len == c->len;
+        for (uint32_t i = 0; same && i < c->len; i++)
+            same = ag_shape_eq(&T->nodes[i].shape, &c->shapes[i]); /* else a collision */
+        if (st->marks)
+            ag_mark_end(st, same ? T : NULL, 0);
+        if (!same)
             return;
-        for (uint32_t i = 0; i < c->len; i++)
-            if (!ag_shape_eq(&T->nodes[i].shape, &c->shapes[i]))
-                return; /* a fingerprint collision: not an occurrence of T */
         T->eager_runs++;
         occurred(T, 0, 0, c->t0);
         return;
     }
+    if (st->marks)
+        ag_mark_end(st, NULL, 0);
     if (s->count < st->learn.min_repeats || st->ntmpl >= AG_MAX_TEMPLATES)
         return;
     T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);
@@ -323,6 +485,10 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         return;
     insert_template(st, T);
     s->tmpl = T;
+    if (c->t0) { /* the host's time per launch of this occurrence, less the launches' own */
+        uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
+        plan(st, T, host > 2 * eager ? host - eager : host / 2);
+    }
     T->eager_runs++;
     occurred(T, 0, 0, c->t0);
     ag_stat_inc(AG_ST_SEQ_TEMPLATES);
@@ -360,6 +526,8 @@ ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h)
         T->prof = q;
         T->len = ag_profile_len(q);
         T->first_hash = h;
+        T->npieces = 1;
+        T->ends[0] = T->len;
     }
     return T;
 }
@@ -396,6 +564,7 @@ void ag_stream_empty(ag_stream *st)
         free(st->held);
         st->held = NULL;
     }
+    ag_marks_free(st);
     ag_sync_open(st);
     free(st->arena);
     free(st->ptrs);

@@ -32,6 +32,9 @@ int ag_engine_started(void);
 /* Calls the driver's launch function for l's entry point (the plain, Ex and cooperative forms),
  * with l's arguments: both for a launch passed through and for a held launch issued. */
 CUresult ag_launch_call(const ag_launch *l);
+/* The driver's time for one eager launch, sampled in this process (EWMA); 0 before the
+ * first sample. */
+uint64_t ag_eager_launch_ns(void);
 
 /* ---- hold.c: holds and templates -------------------------------------------------------- */
 
@@ -56,6 +59,15 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
                              const CUlaunchAttribute *at);
 /* A template that is exactly the held launches, or NULL. */
 ag_tmpl *ag_exact_template(ag_stream *st);
+/* st->cand becomes U, which the held launches begin (ag_switch_candidate, ag_exact_template). */
+void ag_hold_switch(ag_stream *st, ag_tmpl *U);
+/* After a launch was held: a whole piece goes to the GPU, or the whole occurrence completes. */
+void ag_hold_advance(ag_stream *st);
+/* The occurrence under way ends short of its template: held launches go out eagerly. */
+void ag_hold_abort(ag_stream *st);
+/* A template in a trial, wanted eager now, that starts with this launch, or NULL. */
+ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                             const CUlaunchAttribute *at);
 /* A template (wanted as a graph) that starts with this launch, or NULL. */
 ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                        const CUlaunchAttribute *at);
@@ -64,7 +76,7 @@ ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
 ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h);
 ag_tmpl *ag_discard_provisional(ag_tmpl *T);
 
-/* The held launches are one whole occurrence of st->cand: replays it (or issues them). */
+/* The held launches end st->cand's last piece: replays it (or issues them). */
 void ag_complete(ag_stream *st);
 
 /* Shows one launch that went out eagerly to the learner (templates are made here). */

@@ -32,6 +32,27 @@ static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
     return pass_timed(l);
 }
 
+/* The driver's time for one eager launch, sampled on the learning path (one launch in 16, a
+ * clock read on each side): what holding a launch saves, for planning pieces. EWMA, relaxed. */
+static uint64_t g_eager_ns;
+static __thread unsigned t_sample __attribute__((tls_model("initial-exec")));
+
+uint64_t ag_eager_launch_ns(void)
+{
+    return __atomic_load_n(&g_eager_ns, __ATOMIC_RELAXED);
+}
+
+static CUresult pass_sampled(const ag_launch *l)
+{
+    if (AG_LIKELY(++t_sample & 15))
+        return passthrough(l);
+    uint64_t t0 = ag_now_ns();
+    CUresult r = passthrough(l);
+    uint64_t d = ag_now_ns() - t0, old = ag_eager_launch_ns();
+    __atomic_store_n(&g_eager_ns, old ? old - old / 8 + d / 8 : d, __ATOMIC_RELAXED);
+    return r;
+}
+
 /* A launch passed while learning rests (counted in launches.eager too, when summed). */
 static inline CUresult pass_rested(const ag_launch *l)
 {
@@ -157,19 +178,19 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
     }
     uint64_t h = ag_shape_hash(&sh), now = 0;
 
-    if (st->nheld) {
+    if (st->cand) { /* an occurrence is under way: does this launch continue it? */
         int ok;
         if (st->cand->prof) {
             ag_pshape ps;
             ag_pshape_of(&sh, lay, &ps);
             ok = ag_profile_node_is(st->cand->prof, st->nheld, &ps);
         } else {
-            ok = ag_node_matches(st->cand, st->nheld, &sh, h, at);
+            ok = ag_node_matches(st->cand, st->pos + st->nheld, &sh, h, at);
         }
         if (!ok) {
             ag_tmpl *U = ag_switch_candidate(st, &sh, h, at);
             if (U) {
-                st->cand = U;
+                ag_hold_switch(st, U);
             } else {
                 ag_flush_locked(st, AG_ST_FL_DIVERGE);
                 goto idle;
@@ -179,8 +200,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
             ag_order_locked(st, AG_ST_FL_DIVERGE);
             return passthrough(l);
         }
-        if (st->nheld == st->cand->len && !st->cand->has_ext)
-            ag_complete(st);
+        ag_hold_advance(st);
         return CUDA_SUCCESS;
     }
 idle:;
@@ -197,12 +217,20 @@ idle:;
         st->cand = T;
         if (ag_hold_one(st, l, lay, &sh, h, at) == 0) {
             ag_hold_begin(st, now);
+            ag_hold_advance(st); /* a piece of one launch */
             return CUDA_SUCCESS;
         }
         st->cand = NULL;
         ag_discard_provisional(T);
     }
-    CUresult r = passthrough(l);
+    /* an occurrence of a template in its trial, eager this time: marked on the GPU */
+    ag_tmpl *U = st->ntmpl && ag_learn_starting(&st->learn) &&
+                         !atomic_load_explicit(&ag_hot.captures, memory_order_acquire)
+                     ? ag_find_trial_start(st, &sh, h, at)
+                     : NULL;
+    if (U)
+        ag_mark_begin(st, U, 0);
+    CUresult r = pass_sampled(l);
     if (r == CUDA_SUCCESS)
         ag_learn_launch(st, h, &sh, now);
     else

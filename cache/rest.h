@@ -82,7 +82,7 @@ static inline int ag_rest_order_passes(ag_stream *st)
  * rest): nothing is held, and one launch comes off the rest. */
 static inline int ag_rest_take_locked(ag_stream *st)
 {
-    return !st->nheld && ag_learn_resting(&st->learn);
+    return !st->cand && ag_learn_resting(&st->learn);
 }
 
 /* 4. The rest is over and st learns again -- and so may hold -- (its lock held): first every

@@ -13,7 +13,9 @@
 #include <uthash.h>
 
 #include "policy/benefit.h"
+#include "policy/pieces.h"
 #include "cache/process.h"
+#include "cache/gpumark.h"
 #include "cache/lock.h"
 #include "cache/learn.h"
 #include "cache/shape.h"
@@ -38,10 +40,19 @@ typedef struct ag_node {
     uint64_t shape_hash;
     const ag_layout *lay;
     CUlaunchAttribute attrs[AG_MAX_ATTRS];
-    CUgraphNode node;
+    CUgraphNode node;                /* in its piece's graph; NULL until that is built */
     uint8_t *exec_vals, *graph_vals; /* lay->size bytes each: the exec's and the template's */
     uint64_t exec_vhash;
 } ag_node;
+
+/* One piece of a template's graph (pipelined replay: policy/pieces.h): launched as soon as
+ * its launches are held. */
+typedef struct ag_piece {
+    CUgraph graph;
+    CUgraphExec exec;                /* NULL until built (or after eviction/failure) */
+    uint64_t upd_ns[2];              /* measured update + launch time, per path (EWMA) */
+    uint32_t upd_n[2];               /* samples of each: 0 node by node, 1 whole graph */
+} ag_piece;
 
 /* A sequence of launch shapes seen often enough, and its graph. */
 typedef struct ag_tmpl {
@@ -49,15 +60,18 @@ typedef struct ag_tmpl {
     uint64_t first_hash;
     uint32_t len;
     uint8_t has_ext;                 /* another template extends this one: wait before replay */
+    uint8_t related;                 /* it extends another or another extends it: one piece */
     uint8_t from_profile;
+    uint8_t planned;                 /* pieces planned from measured costs (else one piece) */
     ag_node *nodes;
-    CUgraph graph;
-    CUgraphExec exec;                /* NULL until built (or after eviction/failure) */
+    uint32_t npieces;
+    uint32_t ends[AG_MAX_PIECES];    /* piece p is nodes [p ? ends[p-1] : 0, ends[p]) */
+    ag_piece pieces[AG_MAX_PIECES];
+    uint32_t nbuilt;                 /* pieces with an exec (the template is on the LRU list) */
     size_t mem_est;
     ag_benefit ben;
+    uint32_t mark_seq;               /* occurrences, for GPU marks (gpumark.h) */
     uint64_t replays, eager_runs;
-    uint64_t upd_ns[2];              /* measured update + launch time, per path (EWMA) */
-    uint32_t upd_n[2];               /* samples of each: 0 node by node, 1 whole graph */
     void *trace_name;                /* NVTX registered string, once built */
     struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
                                       * time (nodes unknown until it completes) */
@@ -85,7 +99,9 @@ typedef struct ag_stream {
     uint8_t kind, blocking;
     uint8_t open;                    /* counted in ci->legacy_open / blocking_open */
     uint8_t join_pending;            /* per-thread streams: see below */
-    uint32_t nheld;                  /* what is held back: a prefix of template `cand` */
+    uint32_t nheld;                  /* what is held back: launches [pos, pos + nheld) of
+                                      * template `cand` (an occurrence is under way while cand
+                                      * is set; between pieces nothing is held) */
     uint8_t tokens_out;              /* threads may hold rest tokens for this stream (rest.h) */
     ag_ctxinfo *ci;
     ag_rec *held;                    /* max_nodes; NULL until the first launch */
@@ -99,7 +115,12 @@ typedef struct ag_stream {
     CUstream handle;                 /* the application's stream (canonical handle) */
     CUstream issue;                  /* where held work goes out: handle, or `side` below */
     CUcontext ctx;
-    uint64_t hold_t0;
+    uint64_t hold_t0;                /* when the held piece's first launch was held */
+    uint64_t occ_t0;                 /* when the occurrence under way began */
+    uint32_t pos;                    /* launches of `cand` already replayed (whole pieces) */
+    uint32_t piece;                  /* the piece being held */
+    uint8_t occ_built;               /* the occurrence under way built a piece's graph */
+    ag_marks *marks;                 /* GPU marks of trials (gpumark.h); NULL until needed */
     uint8_t *arena;                  /* parameter blocks and attributes of held launches */
     size_t arena_cap, arena_used;
     void **ptrs;                     /* scratch kernelParams */

@@ -46,6 +46,9 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
                                "device memory the cached graphs may use (estimated; K/M/G)" },
     [AG_OPT_MAX_HOLD_US] = { "MAX_HOLD_US", AG_T_INT, "2000", 10, 10000000, NULL, NULL,
                              "longest time launches are held back before they go out eagerly" },
+    [AG_OPT_PIECE] = { "PIECE", AG_T_INT, "0", 0, 4096, NULL, NULL,
+                       "0: graph pieces sized from measured costs; N: a piece every N launches "
+                       "(testing and tuning)" },
     [AG_OPT_LOG] = { "LOG", AG_T_ENUM, "warn", 0, 0, log_names, NULL,
                      "what is printed on stderr: error, warn, info, debug or trace" },
     [AG_OPT_STATS] = { "STATS", AG_T_STR, "0", 0, 0, NULL, valid_stats,

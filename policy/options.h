@@ -13,6 +13,7 @@ typedef enum ag_opt_id {
     AG_OPT_MAX_GRAPHS,
     AG_OPT_MAX_GRAPH_MEM,
     AG_OPT_MAX_HOLD_US,
+    AG_OPT_PIECE,
     AG_OPT_LOG,
     AG_OPT_STATS,
     AG_OPT_ALLOW,

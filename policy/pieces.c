@@ -1,0 +1,39 @@
+/* See pieces.h. */
+#include "pieces.h"
+
+#define SPAN_GRAPHS 4   /* a sequence issued in less than this many graph launches: one piece */
+#define AMORTISE 4      /* a piece's graph launch costs at most 1/AMORTISE of its eager launches */
+
+uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES])
+{
+    ends[0] = len;
+    if (len < 2 || !c->eager_ns || !c->graph_ns)
+        return 1;
+    uint64_t held = c->held_ns ? c->held_ns : 1;
+    if ((uint64_t)len * held < SPAN_GRAPHS * c->graph_ns)
+        return 1;
+    uint64_t m = (AMORTISE * c->graph_ns + c->eager_ns - 1) / c->eager_ns;
+    if (m < 2)
+        m = 2;
+    uint64_t most = c->max_hold_ns ? c->max_hold_ns / 2 / held : len;
+    if (most < m)
+        most = m;
+    /* sizes from the end backwards: m, 2m, 4m, ... (each at most `most`) */
+    uint32_t sizes[AG_MAX_PIECES], n = 0, left = len;
+    uint64_t s = m;
+    while (left && n < AG_MAX_PIECES - 1) {
+        uint32_t take = (uint32_t)(s < most ? s : most);
+        if (take >= left || left - take < m) /* the rest would be a piece smaller than m */
+            break;
+        sizes[n++] = take;
+        left -= take;
+        s *= 2;
+    }
+    sizes[n++] = left; /* the first piece: what remains */
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        at += sizes[n - 1 - i];
+        ends[i] = at;
+    }
+    return n;
+}

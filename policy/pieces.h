@@ -1,0 +1,33 @@
+/* Pipelined replay: where to cut a sequence's graph into pieces, each launched as soon as its
+ * launches are held, so that the GPU runs piece k while the host issues piece k+1.
+ *
+ * Only the GPU time left after the host's last launch is exposed, so the last piece is the
+ * smallest, and pieces grow going back towards the start (doubling): while the host is at
+ * least twice as slow per launch as the GPU, each earlier piece's GPU work still ends before
+ * the host has issued everything after it. The smallest piece is as small as its graph
+ * launch allows: that launch may cost at most a quarter of the eager launches it replaces.
+ * A sequence the host issues in less than a few graph launches' time is one piece: cutting
+ * it would cost more than the GPU could start early. No piece is held for longer than half of
+ * MAX_HOLD_US.
+ *
+ * Pure arithmetic on measured costs: no clocks, no CUDA. */
+#ifndef AG_PIECES_H
+#define AG_PIECES_H
+
+#include <stdint.h>
+
+#define AG_MAX_PIECES 16
+
+typedef struct ag_piece_costs {
+    uint64_t held_ns;     /* the host's time per launch of this sequence while its launches
+                           * are held (the program's own work between them; measured) */
+    uint64_t eager_ns;    /* the driver's time for one eager launch (measured) */
+    uint64_t graph_ns;    /* the host's time for one graph launch (measured) */
+    uint64_t max_hold_ns; /* AUTOGRAPH_MAX_HOLD_US */
+} ag_piece_costs;
+
+/* Fills ends[0..n) with the pieces' ends (increasing; ends[n-1] == len) and returns n
+ * (1 <= n <= AG_MAX_PIECES). */
+uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES]);
+
+#endif

@@ -1,0 +1,79 @@
+/* Where pipelined replay cuts a sequence (policy/pieces.c). */
+#include "policy/pieces.h"
+#include "check.h"
+
+static uint32_t plan(uint32_t len, uint64_t held, uint64_t eager, uint64_t graph, uint64_t hold,
+                     uint32_t *ends)
+{
+    ag_piece_costs c = { held, eager, graph, hold };
+    uint32_t n = ag_pieces_plan(len, &c, ends);
+    CHECK(n >= 1 && n <= AG_MAX_PIECES);
+    CHECK_EQ(ends[n - 1], len);
+    for (uint32_t i = 1; i < n; i++)
+        CHECK(ends[i] > ends[i - 1]);
+    return n;
+}
+
+static void test_fast_host_one_piece(void)
+{
+    /* a C loop: 64 launches the host issues at 3 us eager, 0.1 us held: 6.4 us in all, under
+     * four graph launches (10 us): cutting would cost more than it could overlap */
+    uint32_t e[AG_MAX_PIECES];
+    CHECK_EQ(plan(64, 100, 3000, 2500, 2000000, e), 1);
+}
+
+static void test_python_host_pipelined(void)
+{
+    /* a framework loop: 46 launches 16 us apart on the host when eager (13.2 us held);
+     * eager launch 2.8 us, graph launch 2.5 us: smallest piece ceil(4 * 2.5 / 2.8) = 4, then
+     * 8, 16, and the rest */
+    uint32_t e[AG_MAX_PIECES];
+    uint32_t n = plan(46, 13200, 2800, 2500, 2000000, e);
+    CHECK_EQ(n, 4);
+    CHECK_EQ(e[0], 18);
+    CHECK_EQ(e[1], 34);
+    CHECK_EQ(e[2], 42);
+    CHECK_EQ(e[3], 46);
+}
+
+static void test_max_hold_caps_pieces(void)
+{
+    /* 1 ms of host time per launch, MAX_HOLD 2 ms: no piece may be held over 1 ms, except
+     * that the smallest piece (m = 4 here) is never split further */
+    uint32_t e[AG_MAX_PIECES];
+    uint32_t n = plan(12, 997200, 2800, 2500, 2000000, e);
+    CHECK_EQ(n, 3);
+    CHECK_EQ(e[0], 4);
+    CHECK_EQ(e[1], 8);
+}
+
+static void test_piece_count_bounded(void)
+{
+    uint32_t e[AG_MAX_PIECES];
+    uint32_t n = plan(4000, 47200, 2800, 2500, 2000000, e);
+    CHECK(n <= AG_MAX_PIECES);
+    /* the last piece is the smallest */
+    CHECK(e[n - 1] - e[n - 2] <= e[1] - e[0]);
+}
+
+static void test_unknown_costs(void)
+{
+    uint32_t e[AG_MAX_PIECES];
+    CHECK_EQ(plan(50, 17200, 0, 2500, 2000000, e), 1);
+    CHECK_EQ(plan(50, 17200, 2800, 0, 2000000, e), 1);
+    CHECK_EQ(plan(1, 17200, 2800, 2500, 2000000, e), 1);
+    /* the rest smaller than the smallest piece joins the next one */
+    uint32_t n = plan(9, 13200, 2800, 2500, 2000000, e);
+    CHECK_EQ(n, 2);
+    CHECK_EQ(e[0], 5);
+}
+
+int main(void)
+{
+    test_fast_host_one_piece();
+    test_python_host_pipelined();
+    test_max_hold_caps_pieces();
+    test_piece_count_bounded();
+    test_unknown_costs();
+    return check_done("test_pieces");
+}
