@@ -71,12 +71,9 @@ int main(int argc, char **argv) {
 
   // Launch choices use their own generator, distinct from the data's.
   Rng r(seed ^ 0x1A2B3C4D5E6F7788ull);
-  long long launches = run(0, loop.warmup, r, st, x);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t0 = now_us();
-  launches += run(loop.warmup, loop.total(), r, st, x);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t1 = now_us();
+  long long launches = 0;
+  const double us = time_phases(
+      loop, [&](long long g0, long long g1) { launches += run(g0, g1, r, st, x); });
 
   const std::vector<uint32_t> got = from_device(x, kElems);
   std::vector<uint32_t> ref = init;
@@ -90,7 +87,5 @@ int main(int argc, char **argv) {
   }
   const bool ok = check_equal("x", got, ref);
 
-  Fnv1a h;
-  h.add(got);
-  return report(launches, h.h, (t1 - t0) / (double)loop.iters, ok);
+  return report(launches, checksum_of(got), us, ok);
 }
