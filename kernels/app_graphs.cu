@@ -61,11 +61,9 @@ int main(int argc, char **argv) {
   const uint64_t seed = seed_flag(a);
   a.done();
 
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(kElems, seed);
-  uint32_t *x = device_alloc<uint32_t>(kElems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(kElems, seed, init);
   CHECK_CUDA(cudaDeviceSynchronize());
 
   cudaGraphExec_t g1exec = capture(st, x, kG1Kind, kG1Scalar, 3);

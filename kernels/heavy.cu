@@ -113,11 +113,9 @@ int main(int argc, char **argv) {
   a.done();
   c.elems = (uint32_t)(c.blocks * kThreads);
 
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(c.elems, seed);
-  uint32_t *x = device_alloc<uint32_t>(c.elems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(c.elems, seed, init);
   CHECK_CUDA(cudaDeviceSynchronize());
 
   Graph gr{};

@@ -62,11 +62,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "irregular: no hand-written graph for a never-repeating stream; "
                     "running eagerly\n");
 
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(kElems, seed);
-  uint32_t *x = device_alloc<uint32_t>(kElems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(kElems, seed, init);
   CHECK_CUDA(cudaDeviceSynchronize());
 
   // Launch choices use their own generator, distinct from the data's.

@@ -124,11 +124,9 @@ int main(int argc, char **argv) {
 
   int least = 0, greatest = 0;
   CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(kElems, seed);
-  uint32_t *x = device_alloc<uint32_t>(kElems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(kElems, seed, init);
 
   const double us =
       time_phases(loop, [&](long long g0, long long g1) { run(g0, g1, x, st, greatest); });
