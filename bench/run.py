@@ -208,7 +208,7 @@ def main():
             for name, extra, env, pre in modes[rep % len(modes):] + modes[:rep % len(modes)]:
                 if name == "graph" and refused:
                     continue
-                t, ck, err = run(cmd + extra, env, pre, lib, cpus)
+                t, ck, _ = run(cmd + extra, env, pre, lib, cpus)
                 if t is None:
                     if name != "graph":
                         sys.exit("FAILED: %s: 'graph: unsupported' without --mode=graph" % wid)
