@@ -22,7 +22,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import ROOT, paired_ratio, run  # noqa: E402
+from run import ROOT, cpu_set, paired_ratio, run  # noqa: E402
 
 
 def parse_variant(spec):
@@ -37,14 +37,6 @@ def parse_variant(spec):
         else:
             sys.exit("ab.py: bad variant item %r in %r" % (it, spec))
     return name, env, preload
-
-
-def cpu_set(spec):
-    out = set()
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def main():
@@ -66,6 +58,8 @@ def main():
     for rep in range(a.reps):
         for name, env, pre in V[rep % len(V):] + V[:rep % len(V)]:
             t, ck, _ = run(cmd, env, pre, a.lib, cpus)
+            if t is None:
+                sys.exit("ab.py: %s: the app's graph mode is unsupported here" % name)
             times[name].append(t)
             sums.setdefault("first", ck)
             if ck != sums["first"]:

@@ -8,12 +8,14 @@
 Runs are interleaved (eager, autograph, graph, then the order rotates) so drift hits all three
 alike; the table shows medians over the repetitions and the ratios eager/autograph (speed-up)
 and graph/autograph (1.00 = as fast as the hand-written graph), and the geometric mean of the
-per-repetition ratio eager/autograph with its 95% confidence interval. The P4 rows (where the
-question is "within 2% of eager?") run --p4-factor times as many repetitions. A mode whose
-checksum differs from eager's fails the whole run loudly. Results also go to OUT/results.json
-and OUT/results.csv.
+per-repetition ratio eager/autograph with its 95% confidence interval. The P4 and C rows (where
+the question is "within 2% of eager?") run --p4-factor times as many repetitions. A mode whose
+checksum differs from eager's fails the whole run loudly; a hand-written graph mode that the
+driver refuses (the app prints "graph: unsupported (...)" and exits 0) shows n/a. Results also
+go to OUT/results.json and OUT/results.csv.
 
-Usage: bench/run.py [--reps N] [--p4-factor K] [--only P1,P3] [--out DIR] [--quick]
+Usage: bench/run.py [--reps N] [--p4-factor K] [--only P1,S1] [--out DIR] [--quick] [--cpus 2-5]
+                    [--dry-run]
 """
 import argparse
 import csv
@@ -53,6 +55,25 @@ def workloads(build, quick):
     for size in (64, 128, 256, 512):
         W.append(("P5", "cuBLAS sgemm %d^3 + a small kernel, sync every iteration" % size,
                   [k + "/cublas_loop", "--size=%d" % size, "--iters=%d" % (it // 2), "--warmup=50"], True))
+    # issue 12: a GPU-bound async library loop timed by its own events, and one-off timings
+    W.append(("G1", "async cuBLAS: 30 sgemm 640x480x320 between events, no sync; GPU time from the app's events",
+              [k + "/cublas_async", "--iters=%d" % (60 if quick else 200), "--warmup=20"], True))
+    W.append(("C1", "first kernel launch of the process + sync (driver API), timed by the program",
+              [k + "/first_launch"], False))
+    W.append(("C2", "50 distinct kernels run once (radix sort), timed by the program around launches + sync",
+              [k + "/pipeline50"], False))
+    # issue 13: memset/copy nodes, programmatic dependent launch, changing grids
+    for wid, pinned, what in (("S1", 0, "pageable"), ("S2", 1, "pinned")):
+        W.append((wid, "solver: memset + kernel + 8-byte read-back to %s host memory + sync per iteration" % what,
+                  [k + "/solver", "--pinned=%d" % pinned, "--iters=%d" % (1000 if quick else 3000),
+                   "--warmup=10"], True))
+    for wid, pdl in (("D1", 1), ("D2", 0)):
+        W.append((wid, "decode step: HtoD token, ~290 kernels (cudaLaunchKernelEx, PDL %s), read-back + sync" %
+                  ("on" if pdl else "off"),
+                  [k + "/pdl_decode", "--pdl=%d" % pdl, "--iters=%d" % (50 if quick else 200), "--warmup=10"],
+                  True))
+    W.append(("D3", "decode-like loop: attention grid grows by one block per iteration + 6 fixed kernels, sync",
+              [k + "/grow_grid", "--iters=%d" % (300 if quick else 1000), "--warmup=10"], True))
     W.append(("P6", "PyTorch batch-1 MLP forward (8 x Linear 512 + GELU), sync every iteration",
               [sys.executable, os.path.join(ROOT, "bench", "torch_mlp.py"),
                "--iters=%d" % (it // 4), "--warmup=50"], True))
@@ -68,8 +89,23 @@ def parse(out):
     return r
 
 
+def cpu_set(spec):
+    """'4-7' or '2,3' or '0-1,6' -> a set of CPU numbers."""
+    out = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def unsupported(r):
+    """The app's own graph mode was refused by the driver (it says so and exits 0)."""
+    return r.get("graph", "").startswith("unsupported")
+
+
 def run(cmd, env_extra, preload, lib, cpus=None):
     """One run of a sample app: its time per iteration, checksum and stderr; exits on failure.
+    (None, None, stderr) when the app's graph mode printed "graph: unsupported (...)".
     Without the caller's LD_PRELOAD and AUTOGRAPH_* settings; pinned to `cpus` if given."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
@@ -82,6 +118,8 @@ def run(cmd, env_extra, preload, lib, cpus=None):
     pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
     r = parse(p.stdout)
+    if p.returncode == 0 and unsupported(r):
+        return None, None, p.stderr
     if p.returncode != 0 or r.get("result") != "OK":
         sys.exit("FAILED: %s (exit %d)\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
     return float(r["time_us_per_iter"]), r.get("checksum"), p.stderr
@@ -119,15 +157,29 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--p4-factor", type=int, default=4,
-                    help="repetitions of the P4 rows, as a multiple of --reps")
+                    help="repetitions of the P4 and C rows, as a multiple of --reps")
+    ap.add_argument("--cpus", default=None, help="pin every run to these CPUs, e.g. 4-7 or 2,3")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="print the selected rows' command lines (eager, autograph, graph) and exit")
     a = ap.parse_args()
+    cpus = cpu_set(a.cpus) if a.cpus else None
+    lib = os.path.join(a.build, "libautograph.so")
+    only = set(x for x in a.only.split(",") if x)
+    if a.dry_run:
+        for wid, desc, cmd, has_graph in workloads(a.build, a.quick):
+            if only and wid not in only:
+                continue
+            built = os.path.exists(cmd[0]) or cmd[0] == sys.executable
+            print("%-4s %s%s" % (wid, desc, "" if built else "  [not built: %s]" % cmd[0]))
+            print("     eager:     %s" % " ".join(cmd))
+            print("     autograph: LD_PRELOAD=%s %s" % (lib, " ".join(cmd)))
+            print("     graph:     %s" % (" ".join(cmd + ["--mode=graph"]) if has_graph else "n/a"))
+        return
     out = a.out or os.path.join(a.build, "bench")
     os.makedirs(out, exist_ok=True)
-    lib = os.path.join(a.build, "libautograph.so")
     info = device_info()
     print("# %s, driver %s, CUDA %s, commit %s, %s" % (info["gpu"], info["driver"], info["cuda"],
                                                       info["commit"], info["date"]))
-    only = set(x for x in a.only.split(",") if x)
     rows, raw = [], []
     t_start = time.time()
     for wid, desc, cmd, has_graph in workloads(a.build, a.quick):
@@ -150,10 +202,19 @@ def main():
         # the P4 rows ask "within 2% of eager?": the run-to-run spread between processes on
         # the GPU host is several percent, so they get more repetitions; the order of the
         # modes rotates from one repetition to the next
-        reps = a.reps * a.p4_factor if wid.startswith("P4") else a.reps
+        reps = a.reps * a.p4_factor if wid.startswith(("P4", "C")) else a.reps
+        refused = None
         for rep in range(reps):
             for name, extra, env, pre in modes[rep % len(modes):] + modes[:rep % len(modes)]:
-                t, ck, _ = run(cmd + extra, env, pre, lib)
+                if name == "graph" and refused:
+                    continue
+                t, ck, _ = run(cmd + extra, env, pre, lib, cpus)
+                if t is None:
+                    if name != "graph":
+                        sys.exit("FAILED: %s: 'graph: unsupported' without --mode=graph" % wid)
+                    refused = True
+                    del times["graph"]
+                    continue
                 times[name].append(t)
                 sums.setdefault(name, ck)
                 if ck != sums["eager"] and "eager" in sums:
@@ -165,13 +226,15 @@ def main():
                "speedup": med["eager"] / med["autograph"],
                "speedup_paired_geomean": geo, "speedup_ci95": [lo, hi],
                "of_hand_graph": (med["graph"] / med["autograph"]) if "graph" in med else None,
-               "spread_autograph": (max(times["autograph"]) - min(times["autograph"])) / med["autograph"]}
+               "spread_autograph": (max(times["autograph"]) - min(times["autograph"])) / med["autograph"],
+               "graph_unsupported": bool(refused)}
         rows.append(row)
         raw.append({"id": wid, "workload": desc, "times_us": times, "checksum": sums.get("eager")})
         print("%-4s %-62s eager %9.1f  autograph %9.1f  graph %9s  speed-up %5.2fx "
               "(paired %.3fx, 95%% CI %.3f-%.3f, %d reps)  vs graph %5s" % (
                   wid, desc[:62], med["eager"], med["autograph"],
-                  "%.1f" % med["graph"] if "graph" in med else "n/a", row["speedup"], geo, lo, hi,
+                  "%.1f" % med["graph"] if "graph" in med else ("refused" if refused else "n/a"),
+                  row["speedup"], geo, lo, hi,
                   reps, "%.2f" % row["of_hand_graph"] if row["of_hand_graph"] else "n/a"),
               flush=True)
 
@@ -240,7 +303,8 @@ def main():
     print("| id | workload | eager µs/iter | libautograph µs/iter | hand graph µs/iter | eager / libautograph | paired, 95% CI | hand graph / libautograph |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        g = "%.1f" % r["graph_us"] if r.get("graph_us") else "n/a"
+        g = "%.1f" % r["graph_us"] if r.get("graph_us") else (
+            "n/a (driver refused the graph)" if r.get("graph_unsupported") else "n/a")
         h = "%.2f" % r["of_hand_graph"] if r.get("of_hand_graph") else "n/a"
         extra = " (%+.1f ns/launch; held %.0f ns)" % (r["per_launch_ns"], r["held_ns"]) if "per_launch_ns" in r else ""
         if "cold_us" in r:
@@ -250,7 +314,7 @@ def main():
               if "speedup_ci95" in r else "")
         print("| %s | %s | %.1f | %.1f%s | %s | %.2fx | %s | %s |" % (
             r["id"], r["workload"], r["eager_us"], r["autograph_us"], extra, g, r["speedup"], ci, h))
-    print("\n(%d repetitions each, %d for P4; medians; %.0f s in all; raw samples in %s/results.json)" %
+    print("\n(%d repetitions each, %d for P4 and C; medians; %.0f s in all; raw samples in %s/results.json)" %
           (a.reps, a.reps * a.p4_factor, time.time() - t_start, out))
 
 

@@ -1,8 +1,9 @@
 // common.h -- shared host helpers for the libautograph sample apps (kernels/*.cu, *.cpp).
 //
 // Every app: parses --name=value flags (Args), checks every CUDA call (CHECK_CUDA / CHECK_CU:
-// print the failing call, exit 2), times the timed loop with a host monotonic clock, verifies
-// its GPU result against a CPU model and ends with the standard result lines (report()).
+// print the failing call, exit 2), times the timed loop with a host monotonic clock
+// (time_phases: warm-up, sync, timed iterations, sync), verifies its GPU result against a CPU
+// model and ends with the standard result lines (report(), checksum_of()).
 //
 // Include cuda_runtime.h (implicit in .cu files) and/or cuda.h BEFORE this header to get the
 // matching error-check macros.
@@ -20,6 +21,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 // ---------------------------------------------------------------------------------------------
 // Failure exits.  Exit codes: 0 OK, 1 MISMATCH, 2 CUDA error or bad command line, 3 spin timeout.
@@ -165,6 +168,19 @@ inline void busy_wait_us(double us) {
   }
 }
 
+// The skeleton of every app's main loop: body(0, warmup) untimed, sync(), then
+// body(warmup, total) between sync() and sync(), timed on the host.  Returns us per timed
+// iteration.  body(g0, g1) runs iterations [g0, g1).
+template <class Body, class Sync>
+double time_phases(const LoopFlags &loop, Body &&body, Sync &&sync) {
+  body(0LL, loop.warmup);
+  sync();
+  const double t0 = now_us();
+  body(loop.warmup, loop.total());
+  sync();
+  return (now_us() - t0) / (double)loop.iters;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Deterministic data: splitmix64 PRNG and FNV-1a 64 checksum.
 
@@ -223,6 +239,14 @@ inline bool check_equal(const char *what, const std::vector<uint32_t> &got,
   return check_equal(what, got.data(), want.data(), got.size());
 }
 
+// FNV-1a 64 over several buffers in order (the checksum line of most apps).
+template <class... V>
+uint64_t checksum_of(const V &...v) {
+  Fnv1a h;
+  (h.add(v), ...);
+  return h.h;
+}
+
 constexpr long long kLaunchesUnknown = -1;  // for apps whose library launches internally
 
 // Prints the lines the tests parse and returns the exit code.
@@ -258,6 +282,32 @@ void parallel_for(size_t n, F fn, size_t grain = 64) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Files: the driver-API apps load driver_kernels.fatbin from next to their executable.
+
+inline std::string next_to_exe(const char *name) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return name;
+  exe[n] = 0;
+  std::string dir(exe);
+  return dir.substr(0, dir.rfind('/') + 1) + name;
+}
+
+inline std::vector<char> read_file(const std::string &path) {
+  FILE *f = fopen(path.c_str(), "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s: %s\n", path.c_str(), strerror(errno));
+    die(2);
+  }
+  std::vector<char> data;
+  char chunk[65536];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) data.insert(data.end(), chunk, chunk + n);
+  fclose(f);
+  return data;
+}
+
+// ---------------------------------------------------------------------------------------------
 // CUDA runtime API helpers.
 
 #ifdef __CUDA_RUNTIME_H__
@@ -287,6 +337,28 @@ inline std::vector<uint32_t> from_device(const uint32_t *d, size_t n) {
   std::vector<uint32_t> h(n);
   CHECK_CUDA(cudaMemcpy(h.data(), d, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
   return h;
+}
+
+inline void device_sync() { CHECK_CUDA(cudaDeviceSynchronize()); }
+
+// time_phases bracketed by cudaDeviceSynchronize.
+template <class Body>
+double time_phases(const LoopFlags &loop, Body &&body) {
+  return time_phases(loop, body, device_sync);
+}
+
+// A device buffer of n random words (seed), its initial contents kept in init; synchronous.
+inline uint32_t *upload_random(size_t n, uint64_t seed, std::vector<uint32_t> &init) {
+  init = random_words(n, seed);
+  uint32_t *d = device_alloc<uint32_t>(n);
+  to_device(d, init);
+  return d;
+}
+
+inline cudaStream_t new_stream(unsigned flags = cudaStreamDefault) {
+  cudaStream_t st;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&st, flags));
+  return st;
 }
 
 // Hand-written graphs: kernel nodes chained in launch order.

@@ -175,12 +175,8 @@ int main(int argc, char **argv) {
   if (graph) cap = capture(d);
   const Captured *capp = graph ? &cap : nullptr;
 
-  run(d, capp, 0, loop.warmup);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t0 = now_us();
-  run(d, capp, loop.warmup, loop.total());
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t1 = now_us();
+  const double us =
+      time_phases(loop, [&](long long g0, long long g1) { run(d, capp, g0, g1); });
 
   const std::vector<uint32_t> acc = from_device(d.acc, count);
   const std::vector<uint32_t> C = as_ints(download(d.c, count)), E = as_ints(download(d.e, count));
@@ -219,9 +215,5 @@ int main(int argc, char **argv) {
 
   // cuBLAS launches its own kernels, so only the app's own launch calls are known.
   printf("own_launches: %lld\n", graph ? 2 : 2 * loop.total());
-  Fnv1a h;
-  h.add(acc);
-  h.add(C);
-  h.add(E);
-  return report(kLaunchesUnknown, h.h, (t1 - t0) / (double)loop.iters, ok);
+  return report(kLaunchesUnknown, checksum_of(acc, C, E), us, ok);
 }

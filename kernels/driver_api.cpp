@@ -14,7 +14,6 @@
 //   4. cuLaunchKernelEx priority      dk_affine(p, a = 7, b = g ^ 0xFFFF)
 //   5. cuLaunchKernel   extra         dk_affine(p, a = g * 2654435761, b = 12345)
 #include <cuda.h>
-#include <unistd.h>
 
 #include <cstddef>
 
@@ -141,30 +140,6 @@ void cpu_model(long long total, std::vector<uint32_t> &x) {
   }
 }
 
-// driver_kernels.fatbin in the executable's directory.
-std::string default_module() {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "driver_kernels.fatbin";
-  exe[n] = 0;
-  std::string dir(exe);
-  return dir.substr(0, dir.rfind('/') + 1) + "driver_kernels.fatbin";
-}
-
-std::vector<char> read_file(const std::string &path) {
-  FILE *f = fopen(path.c_str(), "rb");
-  if (!f) {
-    fprintf(stderr, "driver_api: cannot open module %s: %s\n", path.c_str(), strerror(errno));
-    die(2);
-  }
-  std::vector<char> data;
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) data.insert(data.end(), chunk, chunk + n);
-  fclose(f);
-  return data;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -191,7 +166,8 @@ int main(int argc, char **argv) {
   CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
   CHECK_CU(cuCtxSetCurrent(ctx));
 
-  const std::vector<char> image = read_file(module.empty() ? default_module() : module);
+  const std::vector<char> image =
+      read_file(module.empty() ? next_to_exe("driver_kernels.fatbin") : module);
   CUmodule mod;
   CHECK_CU(cuModuleLoadData(&mod, image.data()));
   Driver d;
@@ -206,19 +182,14 @@ int main(int argc, char **argv) {
   CHECK_CU(cuMemAlloc(&d.p, kElems * sizeof(uint32_t)));
   CHECK_CU(cuMemcpyHtoD(d.p, init.data(), kElems * sizeof(uint32_t)));
 
-  run(d, 0, loop.warmup);
-  CHECK_CU(cuCtxSynchronize());
-  const double t0 = now_us();
-  run(d, loop.warmup, loop.total());
-  CHECK_CU(cuCtxSynchronize());
-  const double t1 = now_us();
+  const double us = time_phases(
+      loop, [&](long long g0, long long g1) { run(d, g0, g1); },
+      [] { CHECK_CU(cuCtxSynchronize()); });
 
   std::vector<uint32_t> got(kElems);
   CHECK_CU(cuMemcpyDtoH(got.data(), d.p, kElems * sizeof(uint32_t)));
   std::vector<uint32_t> ref = init;
   cpu_model(loop.total(), ref);
   const bool ok = check_equal("p", got, ref);
-  Fnv1a h;
-  h.add(got);
-  return report(loop.total() * 5, h.h, (t1 - t0) / (double)loop.iters, ok);
+  return report(loop.total() * 5, checksum_of(got), us, ok);
 }

@@ -113,26 +113,19 @@ int main(int argc, char **argv) {
   a.done();
   c.elems = (uint32_t)(c.blocks * kThreads);
 
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(c.elems, seed);
-  uint32_t *x = device_alloc<uint32_t>(c.elems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(c.elems, seed, init);
   CHECK_CUDA(cudaDeviceSynchronize());
 
   Graph gr{};
   if (graph) gr = build_graph(c, x);
-  auto phase = [&](long long g0, long long g1) {
+  const double us = time_phases(c.loop, [&](long long g0, long long g1) {
     if (graph)
       run_graph(c, g0, g1, x, st, gr);
     else
       run_eager(c, g0, g1, x, st);
-    CHECK_CUDA(cudaDeviceSynchronize());
-  };
-  phase(0, c.loop.warmup);
-  const double t0 = now_us();
-  phase(c.loop.warmup, c.loop.total());
-  const double t1 = now_us();
+  });
 
   const std::vector<uint32_t> got = from_device(x, c.elems);
   // Samples evenly spread over the buffer, first and last element included.
@@ -156,7 +149,5 @@ int main(int argc, char **argv) {
   const bool ok = check_equal("x(sample)", have, want);
 
   if (graph) printf("graph_launches: %lld\n", c.loop.total());
-  Fnv1a h;
-  h.add(got);
-  return report(graph ? 0 : c.loop.total() * c.n, h.h, (t1 - t0) / (double)c.loop.iters, ok);
+  return report(graph ? 0 : c.loop.total() * c.n, checksum_of(got), us, ok);
 }

@@ -62,21 +62,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "irregular: no hand-written graph for a never-repeating stream; "
                     "running eagerly\n");
 
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(kElems, seed);
-  uint32_t *x = device_alloc<uint32_t>(kElems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(kElems, seed, init);
   CHECK_CUDA(cudaDeviceSynchronize());
 
   // Launch choices use their own generator, distinct from the data's.
   Rng r(seed ^ 0x1A2B3C4D5E6F7788ull);
-  long long launches = run(0, loop.warmup, r, st, x);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t0 = now_us();
-  launches += run(loop.warmup, loop.total(), r, st, x);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t1 = now_us();
+  long long launches = 0;
+  const double us = time_phases(
+      loop, [&](long long g0, long long g1) { launches += run(g0, g1, r, st, x); });
 
   const std::vector<uint32_t> got = from_device(x, kElems);
   std::vector<uint32_t> ref = init;
@@ -90,7 +85,5 @@ int main(int argc, char **argv) {
   }
   const bool ok = check_equal("x", got, ref);
 
-  Fnv1a h;
-  h.add(got);
-  return report(launches, h.h, (t1 - t0) / (double)loop.iters, ok);
+  return report(launches, checksum_of(got), us, ok);
 }

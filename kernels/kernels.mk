@@ -16,8 +16,11 @@ KERNELS_DEPS    := $(wildcard kernels/*.h) kernels/kernels.mk
 
 # Apps linked against the static cudart (nvcc's default), one object each.
 KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs threads threads-ptsz spin \
-                  heavy irregular lifetime
-KERNELS_APPS   := $(KERNELS_STATIC) tiny-shared driver_api driver_api-ptsz cublas_loop
+                  heavy irregular lifetime solver pdl_decode grow_grid pipeline50
+# Driver API only (host C++, no cudart), and the apps linked with cuBLAS.
+KERNELS_DRIVER := driver_api driver_api-ptsz first_launch
+KERNELS_CUBLAS := cublas_loop cublas_async
+KERNELS_APPS   := $(KERNELS_STATIC) tiny-shared $(KERNELS_DRIVER) $(KERNELS_CUBLAS)
 KERNELS_BINS   := $(addprefix $(KERNELS_OUT)/,$(KERNELS_APPS)) \
                   $(KERNELS_OUT)/driver_kernels.fatbin
 
@@ -44,12 +47,12 @@ $(addprefix $(KERNELS_OUT)/,$(KERNELS_STATIC)): $(KERNELS_OUT)/%: $(KERNELS_OBJ)
 $(KERNELS_OUT)/tiny-shared: $(KERNELS_OBJ)/tiny.o
 	$(NVCC) $(KERNELS_ARCH) -cudart shared $< -o $@ $(KERNELS_LDFLAGS) $(KERNELS_RPATH)
 
-$(KERNELS_OUT)/cublas_loop: $(KERNELS_OBJ)/cublas_loop.o
+$(addprefix $(KERNELS_OUT)/,$(KERNELS_CUBLAS)): $(KERNELS_OUT)/%: $(KERNELS_OBJ)/%.o
 	$(NVCC) $(KERNELS_ARCH) -cudart static $< -o $@ $(KERNELS_LDFLAGS) $(KERNELS_RPATH) -lcublas
 
 # Driver API only: host C++ (no cudart at all), libcuda's stub for linking only; at run time the
 # driver's libcuda.so.1 is used.  The kernels are a fatbin loaded with cuModuleLoadData.
-$(KERNELS_OBJ)/driver_api.o: kernels/driver_api.cpp $(KERNELS_DEPS)
+$(KERNELS_OBJ)/%.o: kernels/%.cpp $(KERNELS_DEPS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(KERNELS_FLAGS) -c $< -o $@
 
@@ -57,7 +60,7 @@ $(KERNELS_OBJ)/driver_api-ptsz.o: kernels/driver_api.cpp $(KERNELS_DEPS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(KERNELS_FLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1 -c $< -o $@
 
-$(KERNELS_OUT)/driver_api $(KERNELS_OUT)/driver_api-ptsz: $(KERNELS_OUT)/%: $(KERNELS_OBJ)/%.o
+$(addprefix $(KERNELS_OUT)/,$(KERNELS_DRIVER)): $(KERNELS_OUT)/%: $(KERNELS_OBJ)/%.o
 	$(NVCC) -cudart none $< -o $@ $(KERNELS_LDFLAGS) -L$(CUDA)/lib64/stubs -lcuda
 
 $(KERNELS_OUT)/driver_kernels.fatbin: kernels/driver_kernels.cu $(KERNELS_DEPS)

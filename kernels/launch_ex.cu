@@ -124,24 +124,16 @@ int main(int argc, char **argv) {
 
   int least = 0, greatest = 0;
   CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(kElems, seed);
-  uint32_t *x = device_alloc<uint32_t>(kElems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(kElems, seed, init);
 
-  run(0, loop.warmup, x, st, greatest);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t0 = now_us();
-  run(loop.warmup, loop.total(), x, st, greatest);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t1 = now_us();
+  const double us =
+      time_phases(loop, [&](long long g0, long long g1) { run(g0, g1, x, st, greatest); });
 
   const std::vector<uint32_t> got = from_device(x, kElems);
   std::vector<uint32_t> ref = init;
   cpu_model(loop.total(), ref);
   const bool ok = check_equal("x", got, ref);
-  Fnv1a h;
-  h.add(got);
-  return report(loop.total() * 6, h.h, (t1 - t0) / (double)loop.iters, ok);
+  return report(loop.total() * 6, checksum_of(got), us, ok);
 }

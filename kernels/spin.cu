@@ -61,11 +61,9 @@ int main(int argc, char **argv) {
   const uint64_t seed = seed_flag(a);
   a.done();
 
-  cudaStream_t st;
-  CHECK_CUDA(cudaStreamCreate(&st));
-  const std::vector<uint32_t> init = random_words(kElems, seed);
-  uint32_t *x = device_alloc<uint32_t>(kElems);
-  to_device(x, init);
+  cudaStream_t st = new_stream();
+  std::vector<uint32_t> init;
+  uint32_t *x = upload_random(kElems, seed, init);
   Mailbox *host_box = nullptr, *dev_box = nullptr;
   CHECK_CUDA(cudaHostAlloc((void **)&host_box, sizeof(Mailbox), cudaHostAllocMapped));
   CHECK_CUDA(cudaHostGetDevicePointer((void **)&dev_box, host_box, 0));
@@ -73,12 +71,9 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaDeviceSynchronize());
 
   std::vector<uint32_t> payloads;
-  run(0, loop.warmup, st, x, host_box, dev_box, payloads);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t0 = now_us();
-  run(loop.warmup, loop.total(), st, x, host_box, dev_box, payloads);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double t1 = now_us();
+  const double us = time_phases(loop, [&](long long g0, long long g1) {
+    run(g0, g1, st, x, host_box, dev_box, payloads);
+  });
 
   const std::vector<uint32_t> got = from_device(x, kElems);
   std::vector<uint32_t> ref = init, ref_payloads;
@@ -89,8 +84,5 @@ int main(int argc, char **argv) {
   }
   const bool ok = check_equal("x", got, ref) & check_equal("payload", payloads, ref_payloads);
 
-  Fnv1a h;
-  h.add(got);
-  h.add(payloads);
-  return report(loop.total() * 4, h.h, (t1 - t0) / (double)loop.iters, ok);
+  return report(loop.total() * 4, checksum_of(got, payloads), us, ok);
 }

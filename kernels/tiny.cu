@@ -204,19 +204,14 @@ int main(int argc, char **argv) {
   }
 
   long long launches = 0, graph_launches = 0;
-  auto phase = [&](long long g0, long long g1) {
+  const double us = time_phases(c.loop, [&](long long g0, long long g1) {
     if (c.graph) {
       run_graph(c, g0, g1, buf, st, graphs);
       graph_launches += g1 - g0;
     } else {
       launches += run_eager(c, g0, g1, buf, st);
     }
-    CHECK_CUDA(cudaDeviceSynchronize());
-  };
-  phase(0, c.loop.warmup);
-  const double t0 = now_us();
-  phase(c.loop.warmup, c.loop.total());
-  const double t1 = now_us();
+  });
 
   const std::vector<uint32_t> got[2] = {from_device(buf[0], kElems), from_device(buf[1], kElems)};
   std::vector<uint32_t> ref[2] = {init[0], init[1]};
@@ -224,8 +219,5 @@ int main(int argc, char **argv) {
   const bool ok = check_equal("buf0", got[0], ref[0]) & check_equal("buf1", got[1], ref[1]);
 
   if (c.graph) printf("graph_launches: %lld\n", graph_launches);
-  Fnv1a h;
-  h.add(got[0]);
-  h.add(got[1]);
-  return report(launches, h.h, (t1 - t0) / (double)c.loop.iters, ok);
+  return report(launches, checksum_of(got[0], got[1]), us, ok);
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Framework benchmark rows (F1-F5) for bench/run.py, and the interposer's ceiling.
+
+workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
+command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
+is the best speed-up an interposer can give a loop (issue 12), to print beside each row.
+
+  bench/frameworks.py                       # list the rows this machine would run
+  bench/frameworks.py --ceiling 46 760      # the ceiling of 46 launches in 760 us/iteration
+  python3 -m doctest bench/frameworks.py   # check ceiling()
+"""
+import argparse
+import importlib.util
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _have(*modules):
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def workloads(build, quick):
+    """The framework rows; `build` is unused (the scripts need nothing built), kept for the
+    signature of run.py's workloads()."""
+    del build
+    it = 300 if quick else 1000
+
+    def script(name, *args):
+        return [sys.executable, os.path.join(HERE, name)] + list(args)
+
+    W = []
+    if _have("torch"):
+        W.append(("F1", "PyTorch eager transformer forward, batch 1, d=256, 16 tokens, 3 blocks",
+                  script("fw_torch_transformer.py", "--iters=%d" % (it // 4), "--warmup=50"), True))
+        W.append(("F2", "PyTorch training step: MLP 4 x Linear 256 + LayerNorm, Adam foreach, loss.item()",
+                  script("fw_torch_train.py", "--iters=%d" % (it // 4), "--warmup=50"), False))
+    if _have("cupy"):
+        W.append(("F3", "CuPy loop: elementwise ops + RawKernel + sum read back each iteration",
+                  script("fw_cupy_loop.py", "--iters=%d" % it, "--warmup=50"), False))
+    if _have("torch", "transformers"):
+        W.append(("F4", "HF transformers GPT-2 greedy generate, fp16, dynamic cache, 32 new tokens",
+                  script("fw_hf_gpt2.py", "--iters=%d" % (8 if quick else 20), "--warmup=3"), False))
+    if _have("jax"):
+        W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
+                  script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))
+    return W
+
+
+def ceiling(launches_per_iter, iter_us, eager_launch_us=2.85, held_launch_us=0.1):
+    """The interposer's ceiling for a loop: eager time / best time with libautograph.
+
+    libautograph can only remove launch cost: at best each of the iteration's launches costs
+    held_launch_us (a held launch) instead of eager_launch_us, and everything else in the
+    iteration (Python, the framework, syncs, GPU time not hidden) stays. The saving is
+    f = launches x (eager launch - held launch) / iteration time, and the ceiling 1 / (1 - f).
+    Returns inf when f >= 1 (the given costs leave nothing else in the iteration: the inputs
+    do not fit the model). The transformer of issue 12, 46 launches in 760 us:
+
+    >>> round(ceiling(46, 760), 3)
+    1.2
+    >>> ceiling(0, 100), ceiling(1000, 100)
+    (1.0, inf)
+    """
+    f = launches_per_iter * (eager_launch_us - held_launch_us) / iter_us
+    return float("inf") if f >= 1 else 1.0 / (1.0 - f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ceiling", nargs=2, type=float, metavar=("LAUNCHES", "ITER_US"))
+    ap.add_argument("--eager-launch-us", type=float, default=2.85)
+    ap.add_argument("--held-launch-us", type=float, default=0.1)
+    a = ap.parse_args()
+    if a.ceiling:
+        print("ceiling: %.3fx" % ceiling(a.ceiling[0], a.ceiling[1], a.eager_launch_us, a.held_launch_us))
+        return 0
+    for wid, desc, cmd, has_graph in workloads(None, False):
+        print("%s  %s%s\n    %s" % (wid, desc, " (+ graph mode)" if has_graph else "", " ".join(cmd)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,94 @@
+"""Scaffolding shared by the bench/fw_*.py framework benchmarks: the common arguments, the skip
+exit, and the result lines that bench/run.py and bench/ab.py parse (the same as torch_mlp.py's
+and the sample apps': launches, checksum, time_us_per_iter, result), plus two lines for people:
+"gpu us per iteration" (CUDA events around the timed loop) and, with --count-launches,
+"launches per iteration" (PyTorch only, counted by torch.profiler after the timed loop, so the
+timing and the checksum never include the profiler)."""
+import argparse
+import hashlib
+import struct
+import sys
+
+SKIP = 77  # "not run here": no CUDA device or no framework; callers tell it from a failure
+
+
+def parser(doc, iters, warmup, graph=False, count=False):
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--iters", type=int, default=iters, help="timed iterations")
+    ap.add_argument("--warmup", type=int, default=warmup, help="untimed iterations first")
+    if graph:
+        ap.add_argument("--mode", choices=["eager", "graph"], default="eager",
+                        help="graph: the framework's own CUDA graph of the same loop (reference)")
+    if count:
+        ap.add_argument("--count-launches", action="store_true",
+                        help="after the timed loop, count GPU kernels per iteration with torch.profiler")
+    return ap
+
+
+def skip(why):
+    print("skip: %s" % why, flush=True)
+    sys.exit(SKIP)
+
+
+def floats_digest(values, extra=b""):
+    """A checksum of a list of Python floats (bit-exact) and optional raw bytes."""
+    h = hashlib.sha256(struct.pack("<%dd" % len(values), *values))
+    h.update(extra)
+    return h.hexdigest()[:16]
+
+
+def torch_bytes(torch, *tensors):
+    """The raw bytes of some tensors, without needing numpy."""
+    out = b""
+    for t in tensors:
+        out += bytes(t.detach().cpu().contiguous().view(-1).view(torch.uint8).tolist())
+    return out
+
+
+def torch_timed(torch, step, first, n):
+    """Runs step(first) .. step(first + n - 1); returns (wall seconds, GPU microseconds between
+    two events recorded just outside the loop)."""
+    import time
+    torch.cuda.synchronize()
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    e0.record()
+    t0 = time.perf_counter()
+    for i in range(first, first + n):
+        step(i)
+    e1.record()
+    torch.cuda.synchronize()
+    t1 = time.perf_counter()
+    return t1 - t0, e0.elapsed_time(e1) * 1e3
+
+
+def torch_count_launches(torch, step, first, n):
+    """GPU kernels and copies/memsets per iteration over n more iterations, by torch.profiler
+    (CUPTI); call it only after the checksum is taken, since the iterations change state."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(first, first + n):
+            step(i)
+        torch.cuda.synchronize()
+    kernels = copies = 0
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            if e.name.startswith(("Memcpy", "Memset")):
+                copies += 1
+            else:
+                kernels += 1
+    return kernels / n, copies / n
+
+
+def report(digest, wall_s, iters, gpu_us=None, ok=True, counted=None):
+    """Prints the result lines; returns the exit status. counted: (kernels, copies) per
+    iteration, or None."""
+    print("launches: unknown")
+    if counted is not None:
+        print("launches per iteration: %.1f kernels, %.1f copies/memsets" % counted)
+    print("checksum: %s" % digest)
+    print("time_us_per_iter: %.3f" % (wall_s * 1e6 / iters))
+    if gpu_us is not None:
+        print("gpu us per iteration: %.3f" % (gpu_us / iters))
+    print("result: %s" % ("OK" if ok else "MISMATCH"), flush=True)
+    return 0 if ok else 1

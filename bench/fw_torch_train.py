@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""PyTorch training step of a small MLP (framework row F2; issue 12).
+
+Models a user's training loop: a random-init MLP of 4 Linear(256, 256) layers with LayerNorm
+and GELU between them, batch 64 of random data (a few batches, cycled), MSE loss,
+torch.optim.Adam(foreach=True), and loss.item() every step (the usual logging, and a sync).
+No graph mode: capturing a whole step needs Adam(capturable=True), a different program.
+
+  python3 bench/fw_torch_train.py                                        # eager
+  LD_PRELOAD=build/libautograph.so python3 bench/fw_torch_train.py       # with libautograph
+"""
+import math
+
+import fw_common as fw
+
+
+def main():
+    ap = fw.parser(__doc__, iters=250, warmup=50, count=True)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=64)
+    a = ap.parse_args()
+    try:
+        import torch
+        from torch import nn
+    except ImportError:
+        fw.skip("PyTorch is not installed")
+    if not torch.cuda.is_available():
+        fw.skip("no CUDA device")
+
+    torch.manual_seed(1234)
+    w = a.width
+    layers = []
+    for _ in range(3):
+        layers += [nn.Linear(w, w), nn.LayerNorm(w), nn.GELU()]
+    model = nn.Sequential(*layers, nn.Linear(w, w)).cuda().train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
+    xs = torch.randn(8, a.batch, w, device="cuda")
+    ys = torch.randn(8, a.batch, w, device="cuda")
+    losses = []
+
+    def step(i):
+        x, y = xs[i % 8], ys[i % 8]
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+
+    for i in range(a.warmup):
+        step(i)
+    wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
+    ok = all(math.isfinite(v) for v in losses)
+    digest = fw.floats_digest(losses, fw.torch_bytes(torch, *model.parameters()))
+    counted = fw.torch_count_launches(torch, step, 0, 10) if a.count_launches else None
+    return fw.report(digest, wall, a.iters, gpu_us, ok, counted)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
