@@ -648,6 +648,7 @@ FC_EXPORT CUkernel fakecuda_kernel_as_kernel(CUfunction h)
             k->alive = 1;
             k->def = f->def;
             k->mod = f->mod;
+            k->orig = f;
             f->alias = k;
             fc_reg_add(k);
         }

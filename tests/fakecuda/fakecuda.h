@@ -82,6 +82,16 @@ CUmodule fakecuda_module(void);
 CUfunction fakecuda_module_kernel(CUmodule m, const char *name, fakecuda_kernel_fn fn,
                                   int nparams, const size_t sizes[]);
 
+/* Inside a kernel body: the value of a function attribute (a CUfunction_attribute, or one of
+ * the two below) that was in effect when this launch was enqueued, or when its graph node was
+ * made / its graph instantiated -- the driver snapshots attributes then, so a later
+ * cuFuncSetAttribute does not reach work already issued. Outside a kernel: -1.
+ * Defaults: MAX_DYNAMIC_SHARED_SIZE_BYTES 49152 (a launch asking for more dynamic shared
+ * memory fails with CUDA_ERROR_INVALID_VALUE), PREFERRED_SHARED_MEMORY_CARVEOUT -1, others 0. */
+#define FAKECUDA_ATTR_CACHE_CONFIG ((int)CU_FUNC_ATTRIBUTE_MAX)      /* CUfunc_cache */
+#define FAKECUDA_ATTR_SHMEM_CONFIG ((int)CU_FUNC_ATTRIBUTE_MAX + 1)  /* CUsharedconfig */
+int fakecuda_launch_attr(int attr);
+
 struct fakecuda_counters {
     uint64_t kernels_executed;        /* kernels run, eagerly or from graphs */
     uint64_t eager_launches;          /* kernels enqueued through cuLaunchKernel* (not captured) */
@@ -97,7 +107,9 @@ struct fakecuda_counters {
     uint64_t exec_updates;            /* successful cuGraphExecUpdate_v2 */
     uint64_t graph_uploads;           /* successful cuGraphUpload* */
     uint64_t streams_created;
-    uint64_t events_recorded;
+    uint64_t events_recorded;         /* cuEventRecord*, cuCtxRecordEvent */
+    uint64_t legacy_launches;         /* cuLaunch, cuLaunchGrid, cuLaunchGridAsync */
+    uint64_t attribute_sets;          /* successful cuFuncSet* / cuKernelSet* calls */
     uint64_t memcpys;                 /* copies and memsets, synchronous or not */
     uint64_t host_funcs;              /* cuLaunchHostFunc* run */
     uint64_t syncs;                   /* stream/context/event synchronizations */
