@@ -6,7 +6,9 @@
  * before launching (as libraries do before every launch) -- that must not stop the graph
  * replays -- and the last iteration of the cycle launches A, B, sets V(c+1) while those two are
  * held, then launches A again: the first two must run with V(c), the third with V(c+1), and
- * the next cycle with V(c+1), not with a graph built under V(c).
+ * the next cycle with V(c+1), not with a graph built under V(c). The cycles reach
+ * cuFuncSetAttribute in turn directly, through dlsym and through cuGetProcAddress_v2 (as
+ * cudart does).
  *
  * Usage: funcattr [cycles=6] [iterations per cycle=6] */
 #include <stdlib.h>
@@ -59,16 +61,23 @@ int main(int argc, char **argv)
     CUstream s;
     CK(cuStreamCreate(&s, 0));
     hx_log *log = hx_log_new((uint32_t)(cycles * per * 3 + 8));
+    typedef CUresult (*set_fn)(CUfunction, CUfunction_attribute, int);
+    set_fn via[3] = { cuFuncSetAttribute, (set_fn)hx_driver_sym("cuFuncSetAttribute"), NULL };
+    void *pa = NULL;
+    CUdriverProcAddressQueryResult st;
+    CK(cuGetProcAddress_v2("cuFuncSetAttribute", &pa, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &st));
+    via[2] = (set_fn)pa;
+    HX_ASSERT(via[1] && via[2], "funcattr: cuFuncSetAttribute not found");
     uint32_t at = 0;
     for (long c = 0; c < cycles; c++) {
+        set_fn set = via[c % 3];
         uint64_t before = 0;
         for (long j = 0; j < per; j++) {
             long it = c * per + j;
             uint32_t v = (uint32_t)it;
             hx_entry e[3];
             if (j < per - 1) {
-                CK(cuFuncSetAttribute(A, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      value(c)));
+                CK(set(A, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value(c)));
                 launch(A, s, log, 1, v);
                 launch(B, s, log, 2, v);
                 launch(A, s, log, 3, v);
@@ -76,8 +85,7 @@ int main(int argc, char **argv)
             } else {
                 launch(A, s, log, 1, v);
                 launch(B, s, log, 2, v);
-                CK(cuFuncSetAttribute(A, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      value(c + 1)));
+                CK(set(A, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value(c + 1)));
                 launch(A, s, log, 3, v);
                 e[2] = (hx_entry){ 3, v, (uint64_t)value(c + 1) };
             }
