@@ -10,7 +10,7 @@ setup_file() {
     local root="$BATS_TEST_DIRNAME/.."
     local f
     for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/ctxrecord \
-             build/harness/legacygrid build/harness/funcattr; do
+             build/harness/legacygrid build/harness/funcattr build/harness/curctx; do
         if [ ! -e "$root/$f" ]; then
             export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
             return 0
@@ -59,8 +59,8 @@ no_failures() {
     assert_equal "$(stat failures.eager_launch)" 0
 }
 
-@test "fake driver alone: context records, deprecated launches, attribute snapshots" {
-    for p in ctxrecord legacygrid funcattr; do
+@test "fake driver alone: context records, deprecated launches, attribute snapshots, current context" {
+    for p in ctxrecord legacygrid funcattr curctx; do
         run timeout 60 "$H/$p"
         assert_success
         assert_output --partial "PASS $p"

@@ -32,6 +32,17 @@
  *  - handles are reused as a real driver may reuse them: a destroyed stream's handle (once its
  *    work has run) goes to the next stream created in its context (FAKECUDA_REUSE_HANDLES=0:
  *    never), and unloaded functions' handles to the next functions registered;
+ *  - cuCtxRecordEvent records all work issued in the context so far (every stream, the
+ *    non-blocking ones included); cuGreenCtxRecordEvent answers CUDA_ERROR_NOT_SUPPORTED;
+ *  - the deprecated launches (cuLaunch, cuLaunchGrid on the legacy default stream,
+ *    cuLaunchGridAsync) take the block shape, shared size and parameters set with
+ *    cuFuncSetBlockShape, cuFuncSetSharedSize and cuParamSet*;
+ *  - function attributes (cuFuncSetAttribute, cuKernelSetAttribute, the cache and shared
+ *    memory configurations) are kept per handle and snapshotted by each launch, graph node
+ *    and instantiation: see fakecuda_launch_attr;
+ *  - a launch, event record or graph launch on a stream of a context that is not current on
+ *    the calling thread fails with CUDA_ERROR_INVALID_CONTEXT (FAKECUDA_CHECK_CONTEXT=0:
+ *    not checked);
  *  - in a fork child, where the driver is unusable, any call prints a message and ends the
  *    child with status 97 (FAKECUDA_FORK_CHILD=error: returns CUDA_ERROR_NOT_INITIALIZED).
  *

@@ -561,6 +561,8 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
     fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
     if (!s)
         return fc_err(r);
+    if ((r = fc_check_current(s)))
+        return fc_err(r);
     pthread_mutex_lock(&e->mu);
     int n = e->n;
     for (int i = 0; i < n; i++)

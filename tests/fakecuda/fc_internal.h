@@ -186,6 +186,12 @@ void fc_ctx_sync(fc_ctx *c);
 void fc_drain_all(double seconds);
 void fc_stream_config(unsigned delay_us, uint64_t seed, int reuse_handles);
 
+/* CUDA_ERROR_INVALID_CONTEXT (not counted) when s is not of the calling thread's current
+ * context: launches, event records and graph launches check it, as the driver does
+ * (FAKECUDA_CHECK_CONTEXT=0: never). */
+CUresult fc_check_current(const fc_stream *s);
+void fc_check_current_config(int on);
+
 /* The stream a call refers to; NULL with *err set when it is not valid. */
 fc_stream *fc_stream_resolve(CUstream h, int ptsz, CUresult *err);
 

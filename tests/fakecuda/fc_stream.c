@@ -172,6 +172,21 @@ fc_stream *fc_stream_resolve(CUstream h, int ptsz, CUresult *err)
     return s;
 }
 
+static int g_check_current = 1;
+
+void fc_check_current_config(int on)
+{
+    g_check_current = on;
+}
+
+CUresult fc_check_current(const fc_stream *s)
+{
+    /* the driver refuses work on a stream of a context that is not current on this thread */
+    if (g_check_current && s->ctx != fc_current_ctx())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
 /* ---- the worker ----------------------------------------------------------------------- */
 
 /* Waits until s has completed its first seq items; 0, or -1 past the deadline (0: none). */
@@ -934,6 +949,8 @@ static CUresult event_record(CUevent h, CUstream hs, int ptsz)
     fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
     if (!s)
         return fc_err(r);
+    if ((r = fc_check_current(s)))
+        return fc_err(r);
     fc_item *it = calloc(1, sizeof *it);
     if (!it)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1188,6 +1205,8 @@ static CUresult launch(const void *hf, unsigned gx, unsigned gy, unsigned gz, un
         return fc_err(r);
     if (f->magic == FC_M_FUNC && f->ctx && f->ctx != s->ctx)
         return fc_err(CUDA_ERROR_INVALID_CONTEXT); /* a function of another context */
+    if ((r = fc_check_current(s)))
+        return fc_err(r);
     fc_item *it = calloc(1, sizeof *it);
     if (!it)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
