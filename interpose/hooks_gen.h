@@ -26,6 +26,8 @@ AG_HOOK(STREAM, cuEventRecordWithFlags, 0, (CUevent hEvent, CUstream hStream, un
 AG_HOOK(STREAM, cuEventRecordWithFlags_ptsz, 1, (CUevent hEvent, CUstream hStream, unsigned int flags), (hEvent, hStream, flags), hStream)
 AG_HOOK(STREAM, cuEventRecord_ptsz, 1, (CUevent hEvent, CUstream hStream), (hEvent, hStream), hStream)
 AG_HOOK(ALL, cuFlushGPUDirectRDMAWrites, 0, (CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope), (target, scope), NULL)
+AG_HOOK(ALL, cuGraphInstantiateWithParams, 0, (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams), (phGraphExec, hGraph, instantiateParams), NULL)
+AG_HOOK(ALL, cuGraphInstantiateWithParams_ptsz, 0, (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams), (phGraphExec, hGraph, instantiateParams), NULL)
 AG_HOOK(STREAM, cuGraphLaunch, 0, (CUgraphExec hGraph, CUstream hStream), (hGraph, hStream), hStream)
 AG_HOOK(STREAM, cuGraphLaunch_ptsz, 1, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream), hStream)
 AG_HOOK(STREAM, cuGraphUpload, 0, (CUgraphExec hGraph, CUstream hStream), (hGraph, hStream), hStream)

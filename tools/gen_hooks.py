@@ -46,8 +46,9 @@ FLUSH_ALL = re.compile(
     r"CtxSynchronize(_v2)?|MemcpyPeer(_ptds)?|Memcpy3DPeer(_ptds)?|"
     # record or wait for everything a context has issued, with no stream argument
     r"CtxRecordEvent|GreenCtxRecordEvent|CtxWaitEvent|GreenCtxWaitEvent|"
-    # enqueue onto the streams of a list
-    r"LaunchCooperativeKernelMultiDevice|"
+    # enqueue onto streams named inside their parameters (a launch list; the upload stream
+    # of CUDA_GRAPH_INSTANTIATE_PARAMS)
+    r"LaunchCooperativeKernelMultiDevice|GraphInstantiateWithParams(_ptsz)?|"
     # change how work already issued (held) would run, or take memory access away from it
     r"CtxSetLimit|CtxSetCacheConfig|CtxSetSharedMemConfig|CtxDisablePeerAccess|MemSetAccess|"
     r"MemPoolSetAccess|MulticastUnbind|MemAddressFree|TexRefDestroy|"
@@ -181,8 +182,7 @@ HARMLESS = set(re.sub(r"#[^\n]*", "", """
     cuGraphExternalSemaphoresWaitNodeGetParams cuGraphExternalSemaphoresWaitNodeSetParams
     cuGraphBatchMemOpNodeGetParams cuGraphBatchMemOpNodeSetParams cuGraphMemAllocNodeGetParams
     cuGraphMemFreeNodeGetParams cuGraphConditionalHandleCreate
-    cuGraphInstantiate cuGraphInstantiate_v2 cuGraphInstantiateWithFlags
-    cuGraphInstantiateWithParams cuGraphInstantiateWithParams_ptsz cuGraphExecDestroy
+    cuGraphInstantiate cuGraphInstantiate_v2 cuGraphInstantiateWithFlags cuGraphExecDestroy
     cuGraphExecGetFlags cuGraphExecUpdate cuGraphExecUpdate_v2 cuGraphExecNodeSetParams
     cuGraphExecKernelNodeSetParams cuGraphExecKernelNodeSetParams_v2
     cuGraphExecMemcpyNodeSetParams cuGraphExecMemsetNodeSetParams cuGraphExecHostNodeSetParams

@@ -1,14 +1,15 @@
-/* Function attributes: a kernel logs the value of CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
- * in effect for its launch (the fake snapshots attributes at launch, and a graph node at its
- * creation and instantiation, as the driver does). The sequence A, B, A (A is the function
- * whose attribute changes) repeats on a stream, so it is learned, held and replayed as a
- * graph. In cycle c the attribute is V(c): each iteration sets it again to the same value
- * before launching (as libraries do before every launch) -- that must not stop the graph
- * replays -- and the last iteration of the cycle launches A, B, sets V(c+1) while those two are
- * held, then launches A again: the first two must run with V(c), the third with V(c+1), and
- * the next cycle with V(c+1), not with a graph built under V(c). The cycles reach
- * cuFuncSetAttribute in turn directly, through dlsym and through cuGetProcAddress_v2 (as
- * cudart does).
+/* Function attributes: a kernel logs the values of CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+ * and of the cache configuration in effect for its launch (the fake snapshots attributes at
+ * launch, and a graph node at its creation and instantiation, as the driver does). The
+ * sequence X, B, X (X is the function whose attribute changes) repeats on a stream, so it is
+ * learned, held and replayed as a graph. In cycle c the attribute is V(c): each iteration sets
+ * it again to the same value before launching (as libraries do before every launch) -- that
+ * must not stop the graph replays -- and the last iteration of the cycle launches X, B, sets
+ * V(c+1) while those two are held, then launches X again: the first two must run with V(c),
+ * the third with V(c+1), and the next cycle with V(c+1), not with a graph built under V(c).
+ * Cycles go in turn through cuFuncSetAttribute called directly, through dlsym and through
+ * cuGetProcAddress_v2 (as cudart does), cuKernelSetAttribute (X launched by its CUkernel),
+ * cuFuncSetCacheConfig and cuKernelSetCacheConfig.
  *
  * Usage: funcattr [cycles=6] [iterations per cycle=6] */
 #include <stdlib.h>
@@ -28,9 +29,9 @@ static void k_attr(const void *pp, const unsigned g[3], const unsigned b[3])
         __atomic_store_n(&l->overflow, 1, __ATOMIC_RELEASE);
         return;
     }
-    l->e[n] = (hx_entry){ p->kid, p->val,
-                          (uint64_t)fakecuda_launch_attr(
-                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) };
+    uint64_t dyn = (uint64_t)fakecuda_launch_attr(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+    uint64_t cache = (uint64_t)fakecuda_launch_attr(FAKECUDA_ATTR_CACHE_CONFIG);
+    l->e[n] = (hx_entry){ p->kid, p->val, dyn << 8 | cache };
     __atomic_store_n(&l->n, n + 1, __ATOMIC_RELEASE);
 }
 
@@ -40,13 +41,34 @@ static void launch(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t
     CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, p, NULL));
 }
 
-static int value(long c) { return 1024 * (int)(c + 1); }
-
 static uint64_t graph_launches(void)
 {
     struct fakecuda_counters k;
     fakecuda_counters(&k);
     return k.graph_launches;
+}
+
+/* What the kernel logs for a function in that state. */
+typedef struct { int dyn, cache; } state;
+static uint64_t logged(state st) { return (uint64_t)st.dyn << 8 | (uint64_t)st.cache; }
+
+typedef CUresult (*set_fn)(CUfunction, CUfunction_attribute, int);
+static set_fn via_dlsym, via_procaddr;
+
+enum { K_DIRECT, K_DLSYM, K_PROCADDR, K_KERNEL, K_CACHE, K_KERNEL_CACHE, K_COUNT };
+
+/* Sets, by the cycle's kind of call, the value st gives. */
+static void set(int kind, CUfunction A, CUkernel KC, state st)
+{
+    const CUfunction_attribute dyn = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    switch (kind) {
+    case K_DIRECT: CK(cuFuncSetAttribute(A, dyn, st.dyn)); break;
+    case K_DLSYM: CK(via_dlsym(A, dyn, st.dyn)); break;
+    case K_PROCADDR: CK(via_procaddr(A, dyn, st.dyn)); break;
+    case K_KERNEL: CK(cuKernelSetAttribute(dyn, st.dyn, KC, 0)); break;
+    case K_CACHE: CK(cuFuncSetCacheConfig(A, (CUfunc_cache)st.cache)); break;
+    default: CK(cuKernelSetCacheConfig(KC, (CUfunc_cache)st.cache, 0)); break;
+    }
 }
 
 int main(int argc, char **argv)
@@ -55,42 +77,50 @@ int main(int argc, char **argv)
     HX_ASSERT(per >= 5, "funcattr: at least 5 iterations per cycle (learn, build, replay)");
     hx_init();
     static const size_t sz[] = { sizeof(void *), 4, 4 };
-    CUfunction A = fakecuda_kernel("fa_a", k_attr, 3, sz), B = fakecuda_kernel("fa_b", k_attr, 3, sz);
-    HX_ASSERT(A && B, "funcattr: kernels");
-    const uint64_t dflt = 48 * 1024; /* B is never changed */
+    CUfunction A = fakecuda_kernel("fa_a", k_attr, 3, sz), B = fakecuda_kernel("fa_b", k_attr, 3, sz),
+               C = fakecuda_kernel("fa_c", k_attr, 3, sz);
+    HX_ASSERT(A && B && C, "funcattr: kernels");
+    CUkernel KC = fakecuda_kernel_as_kernel(C);
+    const state dflt = { 48 * 1024, 0 };
+    state sa = dflt, sk = dflt; /* A's, and KC's */
     CUstream s;
     CK(cuStreamCreate(&s, 0));
     hx_log *log = hx_log_new((uint32_t)(cycles * per * 3 + 8));
-    typedef CUresult (*set_fn)(CUfunction, CUfunction_attribute, int);
-    set_fn via[3] = { cuFuncSetAttribute, (set_fn)hx_driver_sym("cuFuncSetAttribute"), NULL };
+    via_dlsym = (set_fn)hx_driver_sym("cuFuncSetAttribute");
     void *pa = NULL;
-    CUdriverProcAddressQueryResult st;
-    CK(cuGetProcAddress_v2("cuFuncSetAttribute", &pa, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &st));
-    via[2] = (set_fn)pa;
-    HX_ASSERT(via[1] && via[2], "funcattr: cuFuncSetAttribute not found");
+    CUdriverProcAddressQueryResult qr;
+    CK(cuGetProcAddress_v2("cuFuncSetAttribute", &pa, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &qr));
+    via_procaddr = (set_fn)pa;
+    HX_ASSERT(via_dlsym && via_procaddr, "funcattr: cuFuncSetAttribute not found");
     uint32_t at = 0;
     for (long c = 0; c < cycles; c++) {
-        set_fn set = via[c % 3];
+        int kind = (int)(c % K_COUNT), on_kernel = kind == K_KERNEL || kind == K_KERNEL_CACHE;
+        CUfunction X = on_kernel ? (CUfunction)KC : A;
+        state *sx = on_kernel ? &sk : &sa, next = *sx;
+        if (kind == K_CACHE || kind == K_KERNEL_CACHE)
+            next.cache = (next.cache + 1) % 4;
+        else
+            next.dyn = 1024 * (int)(c + 1);
         uint64_t before = 0;
         for (long j = 0; j < per; j++) {
             long it = c * per + j;
             uint32_t v = (uint32_t)it;
             hx_entry e[3];
+            e[0] = (hx_entry){ 1, v, logged(*sx) };
+            e[1] = (hx_entry){ 2, v, logged(dflt) };
             if (j < per - 1) {
-                CK(set(A, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value(c)));
-                launch(A, s, log, 1, v);
+                set(kind, A, KC, *sx);
+                launch(X, s, log, 1, v);
                 launch(B, s, log, 2, v);
-                launch(A, s, log, 3, v);
-                e[2] = (hx_entry){ 3, v, (uint64_t)value(c) };
+                launch(X, s, log, 3, v);
             } else {
-                launch(A, s, log, 1, v);
+                launch(X, s, log, 1, v);
                 launch(B, s, log, 2, v);
-                CK(set(A, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value(c + 1)));
-                launch(A, s, log, 3, v);
-                e[2] = (hx_entry){ 3, v, (uint64_t)value(c + 1) };
+                set(kind, A, KC, next);
+                *sx = next;
+                launch(X, s, log, 3, v);
             }
-            e[0] = (hx_entry){ 1, v, (uint64_t)value(c) };
-            e[1] = (hx_entry){ 2, v, dflt };
+            e[2] = (hx_entry){ 3, v, logged(*sx) };
             CK(cuStreamSynchronize(s));
             hx_log_expect(log, at, e, 3, "funcattr", it);
             at += 3;
@@ -107,7 +137,7 @@ int main(int argc, char **argv)
     /* The fake's model itself: the application's own graph keeps the value of its
      * instantiation, an eager launch takes the current one, and a launch asking for more
      * dynamic shared memory than the attribute allows is refused. */
-    int cur = value(cycles), next = cur + 1024;
+    int cur = sa.dyn, next = cur + 1024;
     CK(cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_RELAXED));
     launch(A, s, log, 7, 0);
     CUgraph g;
@@ -118,7 +148,7 @@ int main(int argc, char **argv)
     CK(cuGraphLaunch(ge, s));
     launch(A, s, log, 8, 0);
     CK(cuStreamSynchronize(s));
-    hx_entry e[2] = { { 7, 0, (uint64_t)cur }, { 8, 0, (uint64_t)next } };
+    hx_entry e[2] = { { 7, 0, logged(sa) }, { 8, 0, logged((state){ next, sa.cache }) } };
     hx_log_expect(log, at, e, 2, "funcattr: graph snapshot", -1);
     void *p[] = { &log, &at, &at };
     HX_ASSERT(cuLaunchKernel(B, 1, 1, 1, 32, 1, 1, 49153, s, p, NULL) == CUDA_ERROR_INVALID_VALUE,
