@@ -6,11 +6,11 @@
  * remembered: every set of them counts as a change (correct, only slower). */
 #include "funcattr.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "engine.h"
-#include "lock.h"
 
 #define FA_CAP 1024 /* power of two */
 #define FA_PROBE 32  /* longest probe sequence looked at */
@@ -22,7 +22,8 @@ typedef struct {
 } fa_entry;
 
 static fa_entry g_fa[FA_CAP];
-static ag_lock_t g_fa_lock;
+/* Shared: same-value calls (the table is only read); exclusive: changes, resets. */
+static pthread_rwlock_t g_fa_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 static unsigned fa_hash(const void *h, int attr, int dev)
 {
@@ -34,7 +35,7 @@ static unsigned fa_hash(const void *h, int attr, int dev)
 }
 
 /* The entry of the key, or the empty slot where it would go; NULL when neither is within
- * FA_PROBE slots. Under g_fa_lock. */
+ * FA_PROBE slots. Under g_fa_lock (shared to read). */
 static fa_entry *fa_slot(const void *h, int attr, int dev)
 {
     unsigned i = fa_hash(h, attr, dev);
@@ -46,25 +47,41 @@ static fa_entry *fa_slot(const void *h, int attr, int dev)
     return NULL;
 }
 
-int ag_funcattr_same(const void *h, int attr, int dev, int v)
+static int known_same(const void *h, int attr, int dev, int v)
 {
-    if (!h)
-        return 0; /* the driver's to refuse */
-    ag_lock(&g_fa_lock);
-    fa_entry *e = fa_slot(h, attr, dev);
-    int same = e && e->h && e->known && e->v == v;
-    ag_unlock(&g_fa_lock);
-    return same;
+    fa_entry *e = h ? fa_slot(h, attr, dev) : NULL; /* a NULL handle: the driver's to refuse */
+    return e && e->h && e->known && e->v == v;
 }
 
-void ag_funcattr_changed(const void *h, int attr, int dev, int v)
+/* A fork while another thread holds the lock would leave it held in the child. */
+static void fork_prepare(void) { pthread_rwlock_wrlock(&g_fa_lock); }
+static void fork_after(void) { pthread_rwlock_unlock(&g_fa_lock); }
+static void fork_child(void)
 {
-    /* Drop the caches before remembering: a concurrent same-value call that finds the value
-     * passes straight through, and by then nothing built under the old value is left. */
-    ag_order_invalidate();
-    if (!h)
-        return;
-    ag_lock(&g_fa_lock);
+    /* only this thread exists now; a lock taken by the prepare handler is released */
+    pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
+    g_fa_lock = fresh;
+}
+static pthread_once_t g_fa_once = PTHREAD_ONCE_INIT;
+static void fa_init(void) { pthread_atfork(fork_prepare, fork_after, fork_child); }
+
+int ag_funcattr_begin(const void *h, int attr, int dev, int v)
+{
+    pthread_once(&g_fa_once, fa_init);
+    pthread_rwlock_rdlock(&g_fa_lock);
+    if (known_same(h, attr, dev, v))
+        return AG_FA_SAME;
+    pthread_rwlock_unlock(&g_fa_lock);
+    pthread_rwlock_wrlock(&g_fa_lock);
+    if (known_same(h, attr, dev, v)) /* another thread set it meanwhile */
+        return AG_FA_SAME_EXCL;
+    ag_order_all();
+    return AG_FA_CHANGE;
+}
+
+/* Remembers v for (h, attr, dev). Under the exclusive lock. */
+static void remember(const void *h, int attr, int dev, int v)
+{
     /* The same attribute set on the same handle for another device (or through the other
      * API, cuFunc* vs cuKernel*, for a handle both accept) may share the driver's storage:
      * forget those values, so that a later call with one of them is not taken as "same". */
@@ -90,12 +107,28 @@ void ag_funcattr_changed(const void *h, int attr, int dev, int v)
         e->v = v;
         e->known = 1;
     }
-    ag_unlock(&g_fa_lock);
+}
+
+void ag_funcattr_end(const void *h, int attr, int dev, int v, int how, CUresult r)
+{
+    if (how == AG_FA_CHANGE) {
+        if (r == CUDA_SUCCESS) {
+            ag_order_invalidate(); /* nothing built under the old value is replayed */
+            if (h)
+                remember(h, attr, dev, v);
+        } else if (h) {
+            /* a refused call may still have changed something: know nothing */
+            fa_entry *e = fa_slot(h, attr, dev);
+            if (e && e->h)
+                e->known = 0;
+        }
+    }
+    pthread_rwlock_unlock(&g_fa_lock);
 }
 
 void ag_funcattr_reset(void)
 {
-    ag_lock(&g_fa_lock);
+    pthread_rwlock_wrlock(&g_fa_lock);
     memset(g_fa, 0, sizeof g_fa);
-    ag_unlock(&g_fa_lock);
+    pthread_rwlock_unlock(&g_fa_lock);
 }

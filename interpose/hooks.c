@@ -55,12 +55,9 @@
     {                                                                                          \
         if (AG_UNLIKELY(!real_##name) && (ag_real_init() != 0 || !real_##name))                \
             return CUDA_ERROR_NOT_FOUND;                                                       \
-        if (ag_funcattr_same(h, attr, dev, val))                                               \
-            return real_##name args;                                                           \
-        ag_order_all();                                                                        \
+        int how = ag_funcattr_begin(h, attr, dev, val);                                        \
         CUresult r = real_##name args;                                                         \
-        if (r == CUDA_SUCCESS)                                                                 \
-            ag_funcattr_changed(h, attr, dev, val);                                            \
+        ag_funcattr_end(h, attr, dev, val, how, r);                                            \
         return r;                                                                              \
     }
 AG_FUNCATTR_HOOK(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value),
