@@ -9,13 +9,15 @@
 
 #include "cache/driver.h"
 #include "cache/engine.h"
+#include "cache/funcattr.h"
 #include "real.h"
 
 /* What each kind of ordering point tells the engine, before and after the real call. */
 #define AG_PRE_STREAM(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
 #define AG_PRE_ALL(s, ptsz) ag_order_all()
-#define AG_PRE_INVALIDATE(s, ptsz) ag_order_invalidate()
+/* Handles of unloaded functions (or of a torn-down context's) may come back for others. */
+#define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_order_invalidate())
 #define AG_PRE_DESTROY(s, ptsz) ag_order_stream_destroy(s)
 #define AG_PRE_FREE_ASYNC(s, ptsz) ag_order_all()
 #define AG_PRE_CAPTURE_BEGIN(s, ptsz) ag_order_capture_begin(s, ptsz)
@@ -43,6 +45,33 @@
 #include "hooks_gen.h"
 #undef AG_HOOK
 
+/* Function attributes change how later launches of the function run: a call that sets a new
+ * value flushes every held launch first (they run under the old value) and, once the driver
+ * has taken it, drops every template and graph; setting the value already in effect -- what
+ * many libraries do before every launch -- costs one lookup (cache/funcattr.h). */
+#define AG_FUNCATTR_HOOK(name, params, args, h, attr, dev, val)                                \
+    static CUresult(CUDAAPI *real_##name) params;                                              \
+    AG_EXPORT CUresult CUDAAPI name params                                                     \
+    {                                                                                          \
+        if (AG_UNLIKELY(!real_##name) && (ag_real_init() != 0 || !real_##name))                \
+            return CUDA_ERROR_NOT_FOUND;                                                       \
+        int how = ag_funcattr_begin(h, attr, dev, val);                                        \
+        CUresult r = real_##name args;                                                         \
+        ag_funcattr_end(h, attr, dev, val, how, r);                                            \
+        return r;                                                                              \
+    }
+AG_FUNCATTR_HOOK(cuFuncSetAttribute, (CUfunction hfunc, CUfunction_attribute attrib, int value),
+                 (hfunc, attrib, value), hfunc, (int)attrib, AG_FA_NO_DEVICE, value)
+AG_FUNCATTR_HOOK(cuFuncSetCacheConfig, (CUfunction hfunc, CUfunc_cache config), (hfunc, config),
+                 hfunc, AG_FA_CACHE_CONFIG, AG_FA_NO_DEVICE, (int)config)
+AG_FUNCATTR_HOOK(cuFuncSetSharedMemConfig, (CUfunction hfunc, CUsharedconfig config),
+                 (hfunc, config), hfunc, AG_FA_SHMEM_CONFIG, AG_FA_NO_DEVICE, (int)config)
+AG_FUNCATTR_HOOK(cuKernelSetAttribute,
+                 (CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev),
+                 (attrib, val, kernel, dev), kernel, (int)attrib, (int)dev, val)
+AG_FUNCATTR_HOOK(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev),
+                 (kernel, config, dev), kernel, AG_FA_CACHE_CONFIG, (int)dev, (int)config)
+
 /* Hand-written wrappers (launch.c, procaddr.c); their real functions live in ag_drv. */
 extern CUresult (*ag_real_cuGetProcAddress)(const char *, void **, int, cuuint64_t);
 extern CUresult (*ag_real_cuGetProcAddress_v2)(const char *, void **, int, cuuint64_t,
@@ -63,5 +92,9 @@ ag_hook ag_hook_table[] = {
       (void **)&ag_drv.cuLaunchCooperativeKernel_ptsz },
     { "cuGetProcAddress", (void *)cuGetProcAddress, (void **)&ag_real_cuGetProcAddress },
     { "cuGetProcAddress_v2", (void *)cuGetProcAddress_v2, (void **)&ag_real_cuGetProcAddress_v2 },
+#define AG_FUNCATTR_ENTRY(name) { #name, (void *)name, (void **)&real_##name },
+    AG_FUNCATTR_ENTRY(cuFuncSetAttribute) AG_FUNCATTR_ENTRY(cuFuncSetCacheConfig)
+    AG_FUNCATTR_ENTRY(cuFuncSetSharedMemConfig) AG_FUNCATTR_ENTRY(cuKernelSetAttribute)
+    AG_FUNCATTR_ENTRY(cuKernelSetCacheConfig)
 };
 const size_t ag_hook_count = sizeof ag_hook_table / sizeof ag_hook_table[0];

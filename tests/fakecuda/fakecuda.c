@@ -291,6 +291,8 @@ __attribute__((constructor)) static void fc_load(void)
         g_fork_fatal = 0;
     if ((e = getenv("FAKECUDA_SEED")) && *e)
         seed = strtoull(e, NULL, 10);
+    e = getenv("FAKECUDA_CHECK_CONTEXT");
+    fc_check_current_config(!(e && !strcmp(e, "0")));
     e = getenv("FAKECUDA_REUSE_HANDLES");
     fc_stream_config(delay, seed, !(e && !strcmp(e, "0")));
     pthread_atfork(NULL, NULL, in_child);
@@ -654,6 +656,7 @@ FC_EXPORT CUkernel fakecuda_kernel_as_kernel(CUfunction h)
             k->alive = 1;
             k->def = f->def;
             k->mod = f->mod;
+            k->orig = f;
             f->alias = k;
             fc_reg_add(k);
         }

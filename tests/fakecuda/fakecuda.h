@@ -32,6 +32,17 @@
  *  - handles are reused as a real driver may reuse them: a destroyed stream's handle (once its
  *    work has run) goes to the next stream created in its context (FAKECUDA_REUSE_HANDLES=0:
  *    never), and unloaded functions' handles to the next functions registered;
+ *  - cuCtxRecordEvent records all work issued in the context so far (every stream, the
+ *    non-blocking ones included); cuGreenCtxRecordEvent answers CUDA_ERROR_NOT_SUPPORTED;
+ *  - the deprecated launches (cuLaunch, cuLaunchGrid on the legacy default stream,
+ *    cuLaunchGridAsync) take the block shape, shared size and parameters set with
+ *    cuFuncSetBlockShape, cuFuncSetSharedSize and cuParamSet*;
+ *  - function attributes (cuFuncSetAttribute, cuKernelSetAttribute, the cache and shared
+ *    memory configurations) are kept per handle and snapshotted by each launch, graph node
+ *    and instantiation: see fakecuda_launch_attr;
+ *  - a launch, event record or graph launch on a stream of a context that is not current on
+ *    the calling thread fails with CUDA_ERROR_INVALID_CONTEXT (FAKECUDA_CHECK_CONTEXT=0:
+ *    not checked);
  *  - in a fork child, where the driver is unusable, any call prints a message and ends the
  *    child with status 97 (FAKECUDA_FORK_CHILD=error: returns CUDA_ERROR_NOT_INITIALIZED).
  *
@@ -82,6 +93,16 @@ CUmodule fakecuda_module(void);
 CUfunction fakecuda_module_kernel(CUmodule m, const char *name, fakecuda_kernel_fn fn,
                                   int nparams, const size_t sizes[]);
 
+/* Inside a kernel body: the value of a function attribute (a CUfunction_attribute, or one of
+ * the two below) that was in effect when this launch was enqueued, or when its graph node was
+ * made / its graph instantiated -- the driver snapshots attributes then, so a later
+ * cuFuncSetAttribute does not reach work already issued. Outside a kernel: -1.
+ * Defaults: MAX_DYNAMIC_SHARED_SIZE_BYTES 49152 (a launch asking for more dynamic shared
+ * memory fails with CUDA_ERROR_INVALID_VALUE), PREFERRED_SHARED_MEMORY_CARVEOUT -1, others 0. */
+#define FAKECUDA_ATTR_CACHE_CONFIG ((int)CU_FUNC_ATTRIBUTE_MAX)      /* CUfunc_cache */
+#define FAKECUDA_ATTR_SHMEM_CONFIG ((int)CU_FUNC_ATTRIBUTE_MAX + 1)  /* CUsharedconfig */
+int fakecuda_launch_attr(int attr);
+
 struct fakecuda_counters {
     uint64_t kernels_executed;        /* kernels run, eagerly or from graphs */
     uint64_t eager_launches;          /* kernels enqueued through cuLaunchKernel* (not captured) */
@@ -97,7 +118,9 @@ struct fakecuda_counters {
     uint64_t exec_updates;            /* successful cuGraphExecUpdate_v2 */
     uint64_t graph_uploads;           /* successful cuGraphUpload* */
     uint64_t streams_created;
-    uint64_t events_recorded;
+    uint64_t events_recorded;         /* cuEventRecord*, cuCtxRecordEvent */
+    uint64_t legacy_launches;         /* cuLaunch, cuLaunchGrid, cuLaunchGridAsync */
+    uint64_t attribute_sets;          /* successful cuFuncSet* / cuKernelSet* calls */
     uint64_t memcpys;                 /* copies and memsets, synchronous or not */
     uint64_t host_funcs;              /* cuLaunchHostFunc* run */
     uint64_t syncs;                   /* stream/context/event synchronizations */

@@ -61,6 +61,10 @@ static CUresult knode_make(fc_knode *k, const fc_func *f, const void *h, fc_ctx 
     memcpy(k->grid, grid, sizeof k->grid);
     memcpy(k->block, block, sizeof k->block);
     k->smem = smem;
+    k->fn_obj = f;
+    fc_attrs_now(f, &k->attrs); /* a node snapshots the function's attributes */
+    if (!fc_attrs_allow_smem(&k->attrs, smem))
+        return CUDA_ERROR_INVALID_VALUE;
     if (!(k->blob = malloc(f->def.size ? f->def.size : 1)))
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = fc_pack_params(&f->def, params, extra, k->blob);
@@ -378,8 +382,16 @@ FC_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec,
             memcpy(e->deps[i], x->deps[i].idx, (size_t)x->deps[i].n * sizeof(int));
         }
         r = knode_copy(&e->nodes[i], &nd->k);
-        if (r)
+        if (r) {
             e->nodes[i].blob = NULL;
+            break;
+        }
+        /* and instantiation snapshots them again (a handle still alive) */
+        const fc_func *f = fc_func_get(nd->k.origin, 0);
+        if (f && f == nd->k.fn_obj)
+            fc_attrs_now(f, &e->nodes[i].attrs);
+        if (!fc_attrs_allow_smem(&e->nodes[i].attrs, e->nodes[i].smem))
+            r = CUDA_ERROR_INVALID_VALUE;
     }
     pthread_mutex_unlock(&g->mu);
     if (r) {
@@ -433,6 +445,7 @@ FC_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphE
     } else {
         k.coop = e->nodes[i].coop;
         k.priority = e->nodes[i].priority;
+        k.attrs = e->nodes[i].attrs; /* the exec's snapshot, from its instantiation */
         knode_clear(&e->nodes[i]);
         e->nodes[i] = k;
     }
@@ -548,6 +561,8 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
     fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
     if (!s)
         return fc_err(r);
+    if ((r = fc_check_current(s)))
+        return fc_err(r);
     pthread_mutex_lock(&e->mu);
     int n = e->n;
     for (int i = 0; i < n; i++)
@@ -568,6 +583,7 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
         memcpy(k[i].block, kn->block, sizeof k[i].block);
         k[i].size = kn->def.size;
         k[i].blob = kn->blob; /* copied again by the enqueue, under e->mu */
+        k[i].attrs = kn->attrs;
     }
     r = fc_enqueue_kernels(s, k, n, 1);
     pthread_mutex_unlock(&e->mu);

@@ -37,7 +37,8 @@ static inline int fc_valid(const void *p, uint32_t magic)
     X(kernels_executed) X(eager_launches) X(captured_launches) X(graph_launches)              \
     X(graph_kernels_executed) X(graphs_created) X(graph_nodes_added) X(node_set_params)        \
     X(node_set_attributes) X(instantiations) X(exec_node_updates) X(exec_updates)              \
-    X(graph_uploads) X(streams_created) X(events_recorded) X(memcpys) X(host_funcs) X(syncs)   \
+    X(graph_uploads) X(streams_created) X(events_recorded) X(legacy_launches) X(attribute_sets) \
+    X(memcpys) X(host_funcs) X(syncs)                                                          \
     X(injected_failures) X(api_errors)
 enum fc_counter {
 #define FC_CNT_ENUM(n) FC_C_##n,
@@ -86,6 +87,22 @@ typedef struct fc_def {
     char name[64];
 } fc_def;
 
+/* Function attributes in effect for a launch: CUfunction_attribute values, then the cache and
+ * shared-memory configurations (FAKECUDA_ATTR_CACHE_CONFIG, _SHMEM_CONFIG). A launch or a
+ * graph node takes a copy (the driver snapshots them), so a later change does not reach it. */
+#define FC_NATTR (FAKECUDA_ATTR_SHMEM_CONFIG + 1)
+typedef struct fc_attrs {
+    int v[FC_NATTR];
+} fc_attrs;
+
+/* The deprecated launch state of a function (cuFuncSetBlockShape, cuParamSet*, ...). */
+typedef struct fc_legacy {
+    int block[3];
+    unsigned shared;
+    unsigned psize;
+    uint8_t params[4096];
+} fc_legacy;
+
 typedef struct fc_module fc_module;
 typedef struct fc_func {
     uint32_t magic;                  /* FC_M_FUNC (a CUfunction) or FC_M_KERN (a CUkernel) */
@@ -94,11 +111,27 @@ typedef struct fc_func {
     struct fc_ctx *ctx;              /* a CUfunction's context (current when registered) */
     fc_module *mod;
     struct fc_func *alias;           /* the CUkernel of a CUfunction, once asked for */
+    struct fc_func *orig;            /* the CUfunction of such a CUkernel */
+    /* under fc_attr_mu: */
+    int attr[FC_NATTR];
+    uint32_t attr_set;               /* bit i: attr[i] was set on this handle */
+    fc_legacy *legacy;               /* allocated by the first deprecated-API call */
     struct fc_func *next;            /* in its module / in the free list */
 } fc_func;
 
 /* A live CUfunction or CUkernel (either kind when want is 0). */
 fc_func *fc_func_get(const void *h, uint32_t want);
+
+/* ---- function attributes (fc_attr.c) --------------------------------------------------- */
+extern pthread_mutex_t fc_attr_mu;
+/* The attributes a launch of f (a CUfunction or a CUkernel) would run with now: what
+ * cuFuncSetAttribute set on the CUfunction, else what cuKernelSetAttribute set on its CUkernel,
+ * else the default. */
+void fc_attrs_now(const fc_func *f, fc_attrs *out);
+/* Whether a launch with that much dynamic shared memory is allowed under a. */
+int fc_attrs_allow_smem(const fc_attrs *a, unsigned smem);
+/* The legacy launch state of f (created on first use; NULL: out of memory). Under fc_attr_mu. */
+fc_legacy *fc_legacy_of(fc_func *f);
 
 /* Packs kernelParams or the extra packed-buffer form into dst (def->size bytes). */
 CUresult fc_pack_params(const fc_def *def, void **params, void **extra, uint8_t *dst);
@@ -113,6 +146,7 @@ typedef struct fc_ctx {
     pthread_mutex_t mu;              /* the stream list */
     fc_stream *streams;
     fc_stream *legacy;
+    fc_stream *rec;                  /* hidden stream of cuCtxRecordEvent (under mu) */
     struct fc_ctx *next;
 } fc_ctx;
 
@@ -121,7 +155,7 @@ fc_ctx *fc_current_ctx(void);
 CUresult fc_need_ctx(fc_ctx **out);
 void fc_for_each_ctx(void (*fn)(fc_ctx *, void *), void *arg);
 
-enum fc_skind { FC_S_REGULAR, FC_S_LEGACY, FC_S_PTDS };
+enum fc_skind { FC_S_REGULAR, FC_S_LEGACY, FC_S_PTDS, FC_S_HIDDEN };
 
 struct fc_graph;
 struct fc_node;
@@ -156,6 +190,12 @@ void fc_ctx_sync(fc_ctx *c);
 void fc_drain_all(double seconds);
 void fc_stream_config(unsigned delay_us, uint64_t seed, int reuse_handles);
 
+/* CUDA_ERROR_INVALID_CONTEXT (not counted) when s is not of the calling thread's current
+ * context: launches, event records and graph launches check it, as the driver does
+ * (FAKECUDA_CHECK_CONTEXT=0: never). */
+CUresult fc_check_current(const fc_stream *s);
+void fc_check_current_config(int on);
+
 /* The stream a call refers to; NULL with *err set when it is not valid. */
 fc_stream *fc_stream_resolve(CUstream h, int ptsz, CUresult *err);
 
@@ -165,6 +205,7 @@ typedef struct fc_kcall {
     unsigned grid[3], block[3];
     size_t size;
     uint8_t *blob;                   /* owned */
+    fc_attrs attrs;                  /* snapshot taken when it was enqueued / made a node */
 } fc_kcall;
 
 /* Enqueues kernels on s, in order, as one atomic step (a graph launch). from_graph marks
@@ -183,6 +224,8 @@ typedef struct fc_knode {
     unsigned grid[3], block[3], smem;
     uint8_t *blob;                   /* def.size bytes, owned */
     int coop, priority;
+    const fc_func *fn_obj;           /* for the attribute snapshot at instantiation */
+    fc_attrs attrs;                  /* snapshot: node creation, then instantiation */
 } fc_knode;
 
 typedef struct fc_node {

@@ -172,6 +172,21 @@ fc_stream *fc_stream_resolve(CUstream h, int ptsz, CUresult *err)
     return s;
 }
 
+static int g_check_current = 1;
+
+void fc_check_current_config(int on)
+{
+    g_check_current = on;
+}
+
+CUresult fc_check_current(const fc_stream *s)
+{
+    /* the driver refuses work on a stream of a context that is not current on this thread */
+    if (g_check_current && s->ctx != fc_current_ctx())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
 /* ---- the worker ----------------------------------------------------------------------- */
 
 /* Waits until s has completed its first seq items; 0, or -1 past the deadline (0: none). */
@@ -213,12 +228,16 @@ static void item_free(fc_item *it)
 static void run_item(fc_item *it)
 {
     switch (it->kind) {
-    case FC_I_KERNEL:
+    case FC_I_KERNEL: {
+        extern __thread const fc_attrs *fc_cur_attrs;
+        fc_cur_attrs = &it->k.attrs;
         it->k.fn(it->k.blob, it->k.grid, it->k.block);
+        fc_cur_attrs = NULL;
         FC_COUNT(kernels_executed);
         if (it->from_graph)
             FC_COUNT(graph_kernels_executed);
         break;
+    }
     case FC_I_MEMCPY:
         memmove(it->dst, it->src, it->n);
         break;
@@ -866,6 +885,7 @@ FC_EXPORT CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *ph
 typedef struct fc_event {
     uint32_t magic;
     unsigned flags;
+    fc_ctx *ctx;                     /* current when it was created */
     pthread_mutex_t mu;
     fc_stream *s;                    /* of the most recent record; NULL: never recorded */
     uint64_t seq;
@@ -900,6 +920,7 @@ FC_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
     e->magic = FC_M_EVENT;
     e->flags = Flags;
+    e->ctx = c;
     pthread_mutex_init(&e->mu, NULL);
     fc_reg_add(e);
     *phEvent = (CUevent)e;
@@ -927,6 +948,8 @@ static CUresult event_record(CUevent h, CUstream hs, int ptsz)
         return fc_err(CUDA_ERROR_INVALID_HANDLE);
     fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
     if (!s)
+        return fc_err(r);
+    if ((r = fc_check_current(s)))
         return fc_err(r);
     fc_item *it = calloc(1, sizeof *it);
     if (!it)
@@ -1032,6 +1055,96 @@ FC_EXPORT CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEve
     return wait_event(hStream, hEvent, Flags, 1);
 }
 
+/* cuCtxRecordEvent: the event completes when all work issued in the context before the call
+ * has completed. The record is a no-op item on a hidden non-blocking stream of the context
+ * (outside the legacy-stream rule, never handed out), depending on every other stream of the
+ * context up to its last item. */
+static fc_stream *ctx_rec_stream(fc_ctx *c)
+{
+    pthread_mutex_lock(&c->mu);
+    fc_stream *s = c->rec;
+    pthread_mutex_unlock(&c->mu);
+    if (s)
+        return s;
+    s = fc_stream_new_internal(c, FC_S_HIDDEN, CU_STREAM_NON_BLOCKING, 0);
+    if (!s)
+        return NULL;
+    pthread_mutex_lock(&c->mu);
+    if (!c->rec)
+        c->rec = s;
+    s = c->rec; /* a racing creator's extra stream stays idle */
+    pthread_mutex_unlock(&c->mu);
+    return s;
+}
+
+FC_EXPORT CUresult CUDAAPI cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
+{
+    FC_ENTER();
+    fc_ctx *c = (fc_ctx *)hCtx;
+    if (!fc_valid(c, FC_M_CTX) || c->destroyed)
+        return fc_err(CUDA_ERROR_INVALID_CONTEXT);
+    fc_event *e = event_get(hEvent);
+    if (!e || e->ctx != c)
+        return fc_err(CUDA_ERROR_INVALID_HANDLE); /* the event must be of that context */
+    /* a stream of the context capturing: refused, and the capture invalidated */
+    int capturing = 0;
+    pthread_mutex_lock(&c->mu);
+    for (fc_stream *t = c->streams; t; t = t->ctx_next)
+        if (atomic_load(&t->cap_status) == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+            atomic_store(&t->cap_status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+            capturing = 1;
+        }
+    pthread_mutex_unlock(&c->mu);
+    if (capturing)
+        return fc_err(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    fc_stream *rs = ctx_rec_stream(c);
+    if (!rs)
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    int n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (fc_stream *t = c->streams; t; t = t->ctx_next)
+        n++;
+    fc_dep *deps = malloc((size_t)(n ? n : 1) * sizeof *deps);
+    int nd = 0;
+    for (fc_stream *t = c->streams; deps && t; t = t->ctx_next)
+        if (t != rs)
+            deps[nd++] = (fc_dep){ t, atomic_load(&t->enq) };
+    pthread_mutex_unlock(&c->mu);
+    fc_item *it = calloc(1, sizeof *it);
+    if (!deps || !it) {
+        free(deps);
+        free(it);
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    it->kind = FC_I_NOP;
+    uint64_t seq = 0;
+    pthread_mutex_lock(&rs->mu);
+    CUresult r = submit_locked(rs, &it, 1, deps, nd, &seq);
+    if (!r) {
+        pthread_mutex_lock(&e->mu);
+        e->s = rs;
+        e->seq = seq;
+        pthread_mutex_unlock(&e->mu);
+    }
+    pthread_mutex_unlock(&rs->mu);
+    free(deps);
+    if (r) {
+        item_free(it);
+        return fc_err(r);
+    }
+    FC_COUNT(events_recorded);
+    return CUDA_SUCCESS;
+}
+
+/* The fake has no green contexts. */
+FC_EXPORT CUresult CUDAAPI cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
+{
+    FC_ENTER();
+    (void)hCtx;
+    (void)hEvent;
+    return fc_err(CUDA_ERROR_NOT_SUPPORTED);
+}
+
 /* ---- host functions ------------------------------------------------------------------- */
 
 static CUresult host_func(CUstream hs, CUhostFn fn, void *ud, int ptsz)
@@ -1092,6 +1205,8 @@ static CUresult launch(const void *hf, unsigned gx, unsigned gy, unsigned gz, un
         return fc_err(r);
     if (f->magic == FC_M_FUNC && f->ctx && f->ctx != s->ctx)
         return fc_err(CUDA_ERROR_INVALID_CONTEXT); /* a function of another context */
+    if ((r = fc_check_current(s)))
+        return fc_err(r);
     fc_item *it = calloc(1, sizeof *it);
     if (!it)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1104,6 +1219,11 @@ static CUresult launch(const void *hf, unsigned gx, unsigned gy, unsigned gz, un
     it->k.block[1] = by;
     it->k.block[2] = bz;
     it->k.size = f->def.size;
+    fc_attrs_now(f, &it->k.attrs); /* the driver snapshots attributes at launch */
+    if (!fc_attrs_allow_smem(&it->k.attrs, smem)) {
+        free(it);
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    }
     if (!(it->k.blob = malloc(f->def.size ? f->def.size : 1))) {
         free(it);
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1212,6 +1332,61 @@ FC_EXPORT CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
     FC_ENTER();
     return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                   sharedMemBytes, hStream, kernelParams, NULL, 1, NULL, 0);
+}
+
+/* ---- the deprecated launches ----------------------------------------------------------- */
+
+/* cuLaunch, cuLaunchGrid (the legacy default stream) and cuLaunchGridAsync: the block shape,
+ * dynamic shared memory and packed parameters come from the function's deprecated launch
+ * state (fc_attr.c), taken now. */
+static CUresult legacy_launch(CUfunction hf, int gw, int gh, CUstream hs)
+{
+    fc_func *f = fc_func_get(hf, FC_M_FUNC);
+    if (!f)
+        return fc_err(CUDA_ERROR_INVALID_HANDLE);
+    if (gw <= 0 || gh <= 0)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    static __thread uint8_t buf[sizeof ((fc_legacy *)0)->params];
+    unsigned block[3] = { 1, 1, 1 }, smem = 0;
+    size_t size = 0;
+    pthread_mutex_lock(&fc_attr_mu);
+    fc_legacy *L = fc_legacy_of(f);
+    if (L) {
+        for (int i = 0; i < 3; i++)
+            block[i] = (unsigned)L->block[i];
+        smem = L->shared;
+        size = L->psize;
+        memcpy(buf, L->params, size);
+    }
+    pthread_mutex_unlock(&fc_attr_mu);
+    if (!L)
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                      CU_LAUNCH_PARAM_END };
+    CUresult r = launch(hf, (unsigned)gw, (unsigned)gh, 1, block[0], block[1], block[2], smem,
+                        hs, NULL, extra, 0, NULL, 0);
+    if (!r)
+        FC_COUNT(legacy_launches);
+    return r;
+}
+
+FC_EXPORT CUresult CUDAAPI cuLaunch(CUfunction f)
+{
+    FC_ENTER();
+    return legacy_launch(f, 1, 1, NULL);
+}
+
+FC_EXPORT CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height)
+{
+    FC_ENTER();
+    return legacy_launch(f, grid_width, grid_height, NULL);
+}
+
+FC_EXPORT CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height,
+                                             CUstream hStream)
+{
+    FC_ENTER();
+    return legacy_launch(f, grid_width, grid_height, hStream);
 }
 
 /* ---- memory --------------------------------------------------------------------------- */
