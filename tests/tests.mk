@@ -3,7 +3,7 @@ UNIT_TESTS := test_learn test_benefit test_options test_layout
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 UNIT_CFLAGS := $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers -g -O1 $(UNIT_SANITIZE)
-POLICY_BASE := policy/options.c policy/log.c cache/fault.c
+POLICY_BASE := policy/options.c policy/log.c policy/faultspec.c
 
 $(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/record.c
 $(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c
