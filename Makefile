@@ -34,11 +34,11 @@ $(LIB): $(LIB_OBJS) interpose/exports.map
 	    -Wl,-soname,libautograph.so $(LDFLAGS) -ldl -lpthread
 
 # The CLI shares the option table (policy/options.c) with the library.
-$(CLI): cli/autograph.c policy/options.c policy/log.c cache/fault.c $(wildcard policy/*.h) Makefile
+$(CLI): $(wildcard cli/*.c cli/*.h) policy/options.c policy/log.c policy/faultspec.c $(wildcard policy/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter $(CFLAGS) \
-	    -DAG_LIBDIR=\"$(PREFIX)/lib\" cli/autograph.c policy/options.c policy/log.c \
-	    cache/fault.c -o $@ -lpthread
+	    -DAG_LIBDIR=\"$(PREFIX)/lib\" $(wildcard cli/*.c) policy/options.c policy/log.c \
+	    policy/faultspec.c -o $@ -ldl -lpthread
 
 include kernels/kernels.mk
 include tests/tests.mk

@@ -49,7 +49,7 @@ setup() { load helpers; }
 @test "autograph config lists every option with default and current value" {
     run env AUTOGRAPH_MAX_NODES=64 "$CLI" config
     assert_success
-    for o in DISABLE MIN_REPEATS MAX_NODES MAX_GRAPHS MAX_GRAPH_MEM MAX_HOLD_US LOG STATS ALLOW \
+    for o in DISABLE MIN_REPEATS MAX_NODES MAX_GRAPHS MAX_GRAPH_MEM MAX_HOLD_US LOG LOG_FILE STATS ALLOW \
              DENY PROFILE BENEFIT FAULT; do
         assert_line --regexp "^AUTOGRAPH_$o "
     done
@@ -57,7 +57,8 @@ setup() { load helpers; }
 }
 
 # Every option: a valid value is taken silently; a garbage one gives exactly one warning naming
-# the variable and the default, and the default is used.
+# the variable and the default, and the default is used. The line starts "autograph[PID]: ".
+pid_of_warning() { sed -n 's/^autograph\[\([0-9]*\)\]: .*/\1/p' <<<"$stderr" | head -1; }
 option_case() { # name valid garbage default
     run --separate-stderr env "AUTOGRAPH_$1=$2" "$CLI" config
     assert_success
@@ -65,7 +66,7 @@ option_case() { # name valid garbage default
     assert_equal "$(awk -v n="AUTOGRAPH_$1" '$1 == n { print $3 }' <<<"$output")" "$2"
     run --separate-stderr env "AUTOGRAPH_$1=$3" "$CLI" config
     assert_success
-    assert_equal "$stderr" "autograph: warning: invalid AUTOGRAPH_$1=\"$3\"; using the default $4"
+    assert_equal "$stderr" "autograph[$(pid_of_warning)]: warning: invalid AUTOGRAPH_$1=\"$3\"; using the default $4"
     assert_line --partial "\"$3\" (invalid: default used)"
 }
 
@@ -77,6 +78,12 @@ option_case() { # name valid garbage default
 @test "option MAX_HOLD_US: valid and garbage" { option_case MAX_HOLD_US 500 0 2000; }
 @test "option LOG: valid and garbage" { option_case LOG info loud warn; }
 @test "option STATS: valid and garbage" { option_case STATS /tmp/s.json yes 0; }
+@test "option STATS: %p in the path is valid" {
+    run --separate-stderr env AUTOGRAPH_STATS=/tmp/s.%p.json "$CLI" config
+    assert_success
+    assert_equal "$stderr" ""
+}
+@test "option LOG_FILE: valid and garbage" { option_case LOG_FILE /tmp/ag.%h.%p.log $'a\tb' '""'; }
 @test "option ALLOW: valid and garbage" { option_case ALLOW 'gemm*,k?' 'a,,b' '""'; }
 @test "option DENY: valid and garbage" { option_case DENY '*softmax*' ',' '""'; }
 @test "option PROFILE: valid" {

@@ -41,9 +41,9 @@ ag() {
         AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
 }
 
-# stat NAME: a libautograph statistic from the last run ("autograph: NAME VALUE").
+# stat NAME: a libautograph statistic from the last run ("autograph[PID]: NAME VALUE").
 stat() {
-    awk -v n="$1" '$1 == "autograph:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
 }
 
 # fc NAME: a counter of the fake driver from the last run ("fakecuda: NAME VALUE").

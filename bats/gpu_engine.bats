@@ -163,7 +163,7 @@ assert re.search("gemm|gemv|xmma|cutlass", names, re.I), names' "$BATS_TEST_TMPD
     python3 - "$json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "libautograph-stats/1"
+assert d["schema"] == "libautograph-stats/2"
 c = d["counters"]
 assert c["graphs.built"] >= 1 and c["graphs.replays"] >= 1
 assert 0 < d["replayed_fraction"] <= 1

@@ -32,9 +32,9 @@ require_app() {
 }
 
 # stat NAME: the value of one counter in the AUTOGRAPH_STATS=1 report held in $output
-# (lines "autograph: <name> <value>").
+# (lines "autograph[PID]: <name> <value>").
 stat() {
-    printf '%s\n' "$output" | awk -v k="$1" '$1 == "autograph:" && $2 == k { print $3; f = 1 }
+    printf '%s\n' "$output" | awk -v k="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == k { print $3; f = 1 }
         END { if (!f) print "missing" }'
 }
 

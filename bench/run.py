@@ -83,7 +83,7 @@ def workloads(build, quick):
 def parse(out):
     r = {}
     for line in out.splitlines():
-        if ":" in line and not line.startswith("autograph:"):
+        if ":" in line and not line.startswith("autograph"):
             key, _, val = line.partition(":")
             r[key.strip()] = val.strip()
     return r

@@ -2,6 +2,7 @@
  *
  *   autograph [--stats[=FILE.json]] [--log=LEVEL] [--disable] [--] program [args...]
  *   autograph config [--markdown]
+ *   autograph report [--markdown] FILE.json [FILE.json ...]
  *   autograph --help | --version
  *
  * It only sets AUTOGRAPH_* variables and LD_PRELOAD, then execs the program: everything else
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "policy/options.h"
+#include "report.h"
 
 #ifndef AG_LIBDIR
 #define AG_LIBDIR "/usr/local/lib"
@@ -24,6 +26,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: autograph [--stats[=FILE.json]] [--log=LEVEL] [--disable] [--] program [args...]\n"
             "       autograph config [--markdown]\n"
+            "       autograph report [--markdown] FILE.json [FILE.json ...]\n"
             "       autograph --help | --version\n"
             "\n"
             "Runs program with libautograph preloaded: repeated CUDA launch sequences are\n"
@@ -34,6 +37,8 @@ static void usage(FILE *f)
             "  --log=LEVEL      error, warn, info, debug or trace\n"
             "  --disable        intercept and count only: every launch passes through\n"
             "  config           every AUTOGRAPH_* option with its default and current value\n"
+            "  report           summary of AUTOGRAPH_STATS files: what was graphed, what\n"
+            "                   was not and why, the estimated saving (one file per process)\n"
             "\n"
             "All options are also environment variables; see `autograph config`.\n");
 }
@@ -121,6 +126,10 @@ static int set_checked(ag_opt_id id, const char *value, const char *flag)
 
 int main(int argc, char **argv)
 {
+    /* `config` shows the options itself: no "options:" line from the option loader */
+    ag_options_set_announce(0);
+    if (argc > 1 && !strcmp(argv[1], "report"))
+        return ag_report_main(argc - 1, argv + 1);
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];

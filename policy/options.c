@@ -4,19 +4,29 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "faultspec.h"
 #include "log.h"
 
-static const char *const log_names[] = { "error", "warn", "info", "debug", "trace", NULL };
 static const char *const benefit_names[] = { "measure", "always", NULL };
 
 static int valid_stats(const char *s)
 {
     size_t n = strlen(s);
     return !strcmp(s, "0") || !strcmp(s, "1") || (n > 5 && !strcmp(s + n - 5, ".json"));
+}
+
+static int valid_path(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if (!isprint((unsigned char)*p))
+            return 0;
+    return 1;
 }
 
 static int valid_globs(const char *s)
@@ -29,8 +39,6 @@ static int valid_globs(const char *s)
             return 0;
     return 1;
 }
-
-int ag_fault_spec_valid(const char *s); /* cache/fault.c */
 
 const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_DISABLE] = { "DISABLE", AG_T_BOOL, "0", 0, 1, NULL, NULL,
@@ -49,10 +57,12 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_PIECE] = { "PIECE", AG_T_INT, "0", 0, 4096, NULL, NULL,
                        "0: graph pieces sized from measured costs; N: a piece every N launches "
                        "(testing and tuning)" },
-    [AG_OPT_LOG] = { "LOG", AG_T_ENUM, "warn", 0, 0, log_names, NULL,
+    [AG_OPT_LOG] = { "LOG", AG_T_ENUM, "warn", 0, 0, ag_log_level_names, NULL,
                      "what is printed on stderr: error, warn, info, debug or trace" },
+    [AG_OPT_LOG_FILE] = { "LOG_FILE", AG_T_STR, "", 0, 0, NULL, valid_path,
+                          "log (and stats summary) into this file, not stderr; %p: pid, %h: host" },
     [AG_OPT_STATS] = { "STATS", AG_T_STR, "0", 0, 0, NULL, valid_stats,
-                       "1: a summary on stderr at exit; a path ending in .json: also as JSON" },
+                       "1: a summary on stderr at exit; a path ending in .json (%p: pid): also JSON" },
     [AG_OPT_ALLOW] = { "ALLOW", AG_T_STR, "", 0, 0, NULL, valid_globs,
                        "comma-separated kernel-name globs: only these may be graphed" },
     [AG_OPT_DENY] = { "DENY", AG_T_STR, "", 0, 0, NULL, valid_globs,
@@ -72,7 +82,7 @@ static struct {
     int invalid;
 } g_val[AG_OPT_COUNT];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static volatile int g_ready;
+static atomic_int g_ready; /* acquire/release: see load() and ensure() */
 
 static int parse_bool(const char *s, long long *out)
 {
@@ -145,45 +155,84 @@ int ag_opt_parse(ag_opt_id id, const char *s, long long *num, const char **str)
     return 0;
 }
 
-static void load(void)
+/* Once per load, at info: the options that differ from their defaults. */
+static void announce(void)
+{
+    char line[900];
+    size_t used = 0;
+    for (int i = 0; i < AG_OPT_COUNT; i++) {
+        long long def;
+        const char *defs;
+        if (!g_val[i].raw || g_val[i].invalid ||
+            ag_opt_parse((ag_opt_id)i, ag_opt_table[i].def, &def, &defs))
+            continue;
+        if (ag_opt_table[i].type == AG_T_STR ? !strcmp(g_val[i].str, defs) : g_val[i].num == def)
+            continue;
+        int w = snprintf(line + used, sizeof line - used, "%s%s=%s (default %s)",
+                         used ? ", " : "", ag_opt_table[i].name, g_val[i].raw,
+                         *ag_opt_table[i].def ? ag_opt_table[i].def : "\"\"");
+        if (w < 0 || (size_t)w >= sizeof line - used)
+            break;
+        used += (size_t)w;
+    }
+    if (used)
+        ag_log(AG_LOG_INFO, "options: %s", line);
+}
+
+static atomic_int g_announce = 1;
+
+void ag_options_set_announce(int on)
+{
+    atomic_store(&g_announce, on);
+}
+
+static void read_one(int i)
 {
     char name[64];
-    /* defaults first, so that a warning printed while loading sees a sane log level */
+    strcpy(name, "AUTOGRAPH_");
+    strncat(name, ag_opt_table[i].name, sizeof name - 11);
+    const char *s = getenv(name);
+    g_val[i].raw = s;
+    if (!s)
+        return;
+    long long num;
+    const char *str;
+    if (ag_opt_parse((ag_opt_id)i, s, &num, &str) == 0) {
+        g_val[i].num = num;
+        g_val[i].str = str;
+    } else {
+        g_val[i].invalid = 1;
+        ag_log(AG_LOG_WARN, "invalid %s=\"%s\"; using the default %s", name, s,
+               *ag_opt_table[i].def ? ag_opt_table[i].def : "\"\"");
+    }
+}
+
+static void load(void)
+{
+    /* defaults first */
     for (int i = 0; i < AG_OPT_COUNT; i++) {
         g_val[i].invalid = 0;
         g_val[i].raw = NULL;
         ag_opt_parse((ag_opt_id)i, ag_opt_table[i].def, &g_val[i].num, &g_val[i].str);
     }
-    /* LOG first: it decides whether the other warnings are shown */
-    for (int k = -1; k < AG_OPT_COUNT; k++) {
-        int i = k < 0 ? (int)AG_OPT_LOG : k;
-        if (k >= 0 && i == (int)AG_OPT_LOG)
-            continue;
-        strcpy(name, "AUTOGRAPH_");
-        strncat(name, ag_opt_table[i].name, sizeof name - 11);
-        const char *s = getenv(name);
-        g_val[i].raw = s;
-        if (!s)
-            continue;
-        long long num;
-        const char *str;
-        if (ag_opt_parse((ag_opt_id)i, s, &num, &str) == 0) {
-            g_val[i].num = num;
-            g_val[i].str = str;
-        } else {
-            g_val[i].invalid = 1;
-            /* not ag_log(): asking for the level here would wait on this very load */
-            if (g_val[AG_OPT_LOG].num >= AG_LOG_WARN)
-                ag_log_write(AG_LOG_WARN, "invalid %s=\"%s\"; using the default %s", name, s,
-                             *ag_opt_table[i].def ? ag_opt_table[i].def : "\"\"");
-        }
-    }
-    g_ready = 1;
+    /* the log's settings first: they decide whether and where the other warnings go */
+    ag_log_configure(AG_LOG_WARN, NULL);
+    read_one(AG_OPT_LOG);
+    ag_log_configure((int)g_val[AG_OPT_LOG].num, NULL);
+    read_one(AG_OPT_LOG_FILE);
+    ag_log_configure((int)g_val[AG_OPT_LOG].num, g_val[AG_OPT_LOG_FILE].str);
+    for (int i = 0; i < AG_OPT_COUNT; i++)
+        if (i != AG_OPT_LOG && i != AG_OPT_LOG_FILE)
+            read_one(i);
+    if (atomic_load(&g_announce))
+        announce();
+    /* release: a reader that sees g_ready sees every value above */
+    atomic_store_explicit(&g_ready, 1, memory_order_release);
 }
 
 static inline void ensure(void)
 {
-    if (__builtin_expect(!g_ready, 0))
+    if (__builtin_expect(!atomic_load_explicit(&g_ready, memory_order_acquire), 0))
         pthread_once(&g_once, load);
 }
 
@@ -214,6 +263,6 @@ int ag_opt_invalid(ag_opt_id id)
 void ag_options_reload(void)
 {
     ensure();
-    g_ready = 0;
+    atomic_store_explicit(&g_ready, 0, memory_order_relaxed);
     load();
 }

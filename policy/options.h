@@ -15,6 +15,7 @@ typedef enum ag_opt_id {
     AG_OPT_MAX_HOLD_US,
     AG_OPT_PIECE,
     AG_OPT_LOG,
+    AG_OPT_LOG_FILE,
     AG_OPT_STATS,
     AG_OPT_ALLOW,
     AG_OPT_DENY,
@@ -51,6 +52,10 @@ int ag_opt_invalid(ag_opt_id id);
 
 /* Reads the environment again (tests and the CLI); warnings are given again. */
 void ag_options_reload(void);
+
+/* Whether loading prints, at info, the options that differ from their defaults (on by
+ * default; the CLI turns it off: `autograph config` shows them itself). */
+void ag_options_set_announce(int on);
 
 /* Parses one value of one option; returns 0 and sets *num / *str on success. */
 int ag_opt_parse(ag_opt_id id, const char *text, long long *num, const char **str);

@@ -77,6 +77,82 @@ void ag_stats_sum(uint64_t out[AG_ST_COUNT])
     out[AG_ST_PASSED] += out[AG_ST_RESTED]; /* counted once on the launch path */
 }
 
+const char *const ag_why_names[AG_WHY_COUNT] = {
+#define AG_WHY_NAME(id, name, unit) name,
+    AG_WHYS(AG_WHY_NAME)
+#undef AG_WHY_NAME
+};
+static const char *const why_units[AG_WHY_COUNT] = {
+#define AG_WHY_UNIT(id, name, unit) unit,
+    AG_WHYS(AG_WHY_UNIT)
+#undef AG_WHY_UNIT
+};
+const char *const ag_seq_status_names[AG_SEQ_STATUS_COUNT] = {
+    "unknown", "graphed", "eager_policy", "off_failures", "never_graphable", "trial"
+};
+
+static int seq_status(const ag_seq_report *s)
+{
+    if (s->status > AG_SEQ_UNSET && s->status < AG_SEQ_STATUS_COUNT)
+        return s->status;
+    if (!s->state)
+        return AG_SEQ_UNSET;
+    return !strcmp(s->state, "graph") ? AG_SEQ_GRAPHED
+         : !strcmp(s->state, "eager") ? AG_SEQ_EAGER_POLICY
+                                      : AG_SEQ_TRIAL;
+}
+
+static uint64_t seq_saved_ns(const ag_seq_report *s)
+{
+    if (s->saved_ns)
+        return s->saved_ns;
+    if (s->med_graph_ns && s->med_eager_ns > s->med_graph_ns)
+        return (s->med_eager_ns - s->med_graph_ns) * s->replays;
+    return 0;
+}
+
+/* The most frequent reasons process-wide, from the counters (the per-sequence counts only
+ * cover the sequences reported), largest first. */
+typedef struct {
+    const char *name, *unit;
+    uint64_t count;
+    int why; /* enum ag_why, or -1 */
+} reason;
+
+static int reasons(const uint64_t *c, reason *out)
+{
+    uint64_t ung = c[AG_ST_UNG_ATTR] + c[AG_ST_UNG_PSIZE] + c[AG_ST_UNG_DENIED] + c[AG_ST_UNG_LAYOUT];
+    reason all[] = {
+        { ag_why_names[AG_WHY_DIVERGENCE], why_units[AG_WHY_DIVERGENCE], c[AG_ST_FL_DIVERGE], AG_WHY_DIVERGENCE },
+        { ag_why_names[AG_WHY_ATTRIBUTE], why_units[AG_WHY_ATTRIBUTE], c[AG_ST_UNG_ATTR], AG_WHY_ATTRIBUTE },
+        { ag_why_names[AG_WHY_PARAM_SIZE], why_units[AG_WHY_PARAM_SIZE], c[AG_ST_UNG_PSIZE], AG_WHY_PARAM_SIZE },
+        { ag_why_names[AG_WHY_DENIED], why_units[AG_WHY_DENIED], c[AG_ST_UNG_DENIED], AG_WHY_DENIED },
+        { ag_why_names[AG_WHY_LAYOUT], why_units[AG_WHY_LAYOUT], c[AG_ST_UNG_LAYOUT], AG_WHY_LAYOUT },
+        /* ungraphable launches whose cause the engine did not record */
+        { "ungraphable_other", "launches", c[AG_ST_OPAQUE] > ung ? c[AG_ST_OPAQUE] - ung : 0, -1 },
+        { ag_why_names[AG_WHY_COPY], why_units[AG_WHY_COPY], c[AG_ST_FL_COPY], AG_WHY_COPY },
+        { ag_why_names[AG_WHY_HOLD_TIMEOUT], why_units[AG_WHY_HOLD_TIMEOUT], c[AG_ST_FL_TIMEOUT], AG_WHY_HOLD_TIMEOUT },
+        { ag_why_names[AG_WHY_GRAPH_API], why_units[AG_WHY_GRAPH_API],
+          c[AG_ST_FAIL_BUILD] + c[AG_ST_FAIL_UPDATE] + c[AG_ST_FAIL_LAUNCH], AG_WHY_GRAPH_API },
+        { ag_why_names[AG_WHY_EAGER_FASTER], why_units[AG_WHY_EAGER_FASTER], c[AG_ST_POLICY_OFF], AG_WHY_EAGER_FASTER },
+        { "cache_full", "replays", c[AG_ST_GRAPH_CACHE_FULL], -1 },
+        { "in_app_capture", "launches", c[AG_ST_CAPTURED], -1 },
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (!all[i].count)
+            continue;
+        int pos = n++;
+        while (pos > 0 && out[pos - 1].count < all[i].count) {
+            out[pos] = out[pos - 1];
+            pos--;
+        }
+        out[pos] = all[i];
+    }
+    return n;
+}
+#define MAX_REASONS 12
+
 static void json_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -92,21 +168,69 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void write_json(const char *path, const uint64_t *c, const ag_seq_report *top, int ntop,
-                       uint64_t nseq, double frac, double saved_us)
+static void json_kernels(FILE *f, const ag_seq_report *s)
 {
+    fputc('[', f);
+    if (s->nkernels) {
+        for (uint32_t k = 0; k < s->nkernels && k < AG_SEQ_KERNELS; k++) {
+            if (k)
+                fputs(", ", f);
+            json_str(f, s->kernel[k] ? s->kernel[k] : "?");
+        }
+    } else {
+        char one[sizeof s->names];
+        const char *p = s->names;
+        for (int k = 0; *p; k++) {
+            size_t n = strcspn(p, ",");
+            memcpy(one, p, n);
+            one[n] = 0;
+            if (k)
+                fputs(", ", f);
+            json_str(f, one);
+            p += n + (p[n] == ',');
+        }
+    }
+    fputc(']', f);
+}
+
+static void summarise(uint64_t *c, double *frac)
+{
+    ag_stats_sum(c);
+    uint64_t launches = 0;
+    for (int i = AG_ST_LAUNCH; i <= AG_ST_COOP_PTSZ; i++)
+        launches += c[i];
+    *frac = launches ? (double)c[AG_ST_REPLAYED] / (double)launches : 0.0;
+}
+
+int ag_stats_write_json(const char *pattern, const ag_seq_report *top, int ntop, uint64_t nseq,
+                        double saved_us)
+{
+    uint64_t c[AG_ST_COUNT];
+    double frac;
+    summarise(c, &frac);
+    char path[4096], host[256];
+    if (ag_path_expand(pattern, path, sizeof path)) {
+        ag_log(AG_LOG_WARN, "AUTOGRAPH_STATS path too long: %s", pattern);
+        return -1;
+    }
     FILE *f = fopen(path, "w");
     if (!f) {
         ag_log(AG_LOG_WARN, "cannot write AUTOGRAPH_STATS file %s", path);
-        return;
+        return -1;
     }
-    fprintf(f, "{\n  \"schema\": \"libautograph-stats/1\",\n  \"pid\": %ld,\n", (long)getpid());
-    fprintf(f, "  \"counters\": {\n");
+    if (gethostname(host, sizeof host - 1))
+        strcpy(host, "unknown");
+    host[sizeof host - 1] = 0;
+    fprintf(f, "{\n  \"schema\": \"libautograph-stats/2\",\n  \"pid\": %ld,\n  \"host\": ",
+            (long)getpid());
+    json_str(f, host);
+    fprintf(f, ",\n  \"counters\": {\n");
     for (int i = 0; i < AG_ST_COUNT; i++)
         fprintf(f, "    \"%s\": %llu%s\n", ag_stat_names[i], (unsigned long long)c[i],
                 i + 1 < AG_ST_COUNT ? "," : "");
     fprintf(f, "  },\n  \"replayed_fraction\": %.6f,\n  \"estimated_saved_us\": %.1f,\n", frac,
             saved_us);
+    fprintf(f, "  \"warnings_suppressed\": %llu,\n", (unsigned long long)ag_log_suppressed());
     fprintf(f, "  \"sequences_total\": %llu,\n  \"top_sequences\": [", (unsigned long long)nseq);
     for (int i = 0; i < ntop; i++) {
         const ag_seq_report *s = &top[i];
@@ -114,14 +238,36 @@ static void write_json(const char *path, const uint64_t *c, const ag_seq_report 
                    "\"eager_runs\": %llu, \"state\": ",
                 i ? "," : "", (unsigned long long)s->key, s->len,
                 (unsigned long long)s->replays, (unsigned long long)s->eager_runs);
-        json_str(f, s->state);
+        json_str(f, s->state ? s->state : "trial");
         fprintf(f, ", \"median_graph_us\": %.2f, \"median_eager_us\": %.2f, \"kernels\": ",
                 s->med_graph_ns / 1e3, s->med_eager_ns / 1e3);
         json_str(f, s->names);
-        fputc('}', f);
+        fprintf(f, ",\n     \"status\": \"%s\", \"kernel_names\": ",
+                ag_seq_status_names[seq_status(s)]);
+        json_kernels(f, s);
+        fprintf(f, ",\n     \"reasons\": {");
+        for (int w = 0; w < AG_WHY_COUNT; w++)
+            fprintf(f, "%s\"%s\": %llu", w ? ", " : "", ag_why_names[w],
+                    (unsigned long long)s->why[w]);
+        fprintf(f, "},\n     \"host_graph_ns\": %llu, \"host_eager_ns\": %llu, "
+                   "\"gpu_graph_ns\": %llu, \"gpu_eager_ns\": %llu, \"estimated_saved_us\": %.1f}",
+                (unsigned long long)s->host_graph_ns, (unsigned long long)s->host_eager_ns,
+                (unsigned long long)s->gpu_graph_ns, (unsigned long long)s->gpu_eager_ns,
+                seq_saved_ns(s) / 1e3);
     }
-    fprintf(f, "%s]\n}\n", ntop ? "\n  " : "");
-    fclose(f);
+    fprintf(f, "%s],\n  \"not_graphed\": [", ntop ? "\n  " : "");
+    reason r[MAX_REASONS];
+    int nr = reasons(c, r);
+    for (int i = 0; i < nr; i++) {
+        int seqs = 0;
+        for (int k = 0; r[i].why >= 0 && k < ntop; k++)
+            seqs += top[k].why[r[i].why] != 0;
+        fprintf(f, "%s\n    {\"reason\": \"%s\", \"count\": %llu, \"unit\": \"%s\", "
+                   "\"sequences\": %d}",
+                i ? "," : "", r[i].name, (unsigned long long)r[i].count, r[i].unit, seqs);
+    }
+    fprintf(f, "%s]\n}\n", nr ? "\n  " : "");
+    return fclose(f) ? -1 : 0;
 }
 
 void ag_stats_report(const ag_seq_report *top, int ntop, uint64_t nseq, double saved_us)
@@ -130,11 +276,8 @@ void ag_stats_report(const ag_seq_report *top, int ntop, uint64_t nseq, double s
     if (!strcmp(mode, "0") || !*mode)
         return;
     uint64_t c[AG_ST_COUNT];
-    ag_stats_sum(c);
-    uint64_t launches = 0;
-    for (int i = AG_ST_LAUNCH; i <= AG_ST_COOP_PTSZ; i++)
-        launches += c[i];
-    double frac = launches ? (double)c[AG_ST_REPLAYED] / (double)launches : 0.0;
+    double frac;
+    summarise(c, &frac);
 
     ag_print(2, "---- statistics (pid %ld) ----", (long)getpid());
     for (int i = 0; i < AG_ST_COUNT; i++)
@@ -146,8 +289,13 @@ void ag_stats_report(const ag_seq_report *top, int ntop, uint64_t nseq, double s
         ag_print(2, "sequence #%d: %u launches, %llu replays, %llu eager, %s, graph %.1f us vs "
                     "eager %.1f us: %s",
                  i + 1, top[i].len, (unsigned long long)top[i].replays,
-                 (unsigned long long)top[i].eager_runs, top[i].state,
+                 (unsigned long long)top[i].eager_runs, ag_seq_status_names[seq_status(&top[i])],
                  top[i].med_graph_ns / 1e3, top[i].med_eager_ns / 1e3, top[i].names);
+    reason r[MAX_REASONS];
+    int nr = reasons(c, r);
+    for (int i = 0; i < nr && i < 3; i++)
+        ag_print(2, "not graphed #%d: %s (%llu %s)", i + 1, r[i].name,
+                 (unsigned long long)r[i].count, r[i].unit);
     if (strcmp(mode, "1"))
-        write_json(mode, c, top, ntop, nseq, frac, saved_us);
+        ag_stats_write_json(mode, top, ntop, nseq, saved_us);
 }

@@ -51,7 +51,14 @@
     X(POLICY_OFF, "policy.eager_wins", "trials in which eager was as fast: graphing off")    \
     X(PROFILE_LOADED, "profile.loaded", "sequences loaded from AUTOGRAPH_PROFILE")           \
     X(PROFILE_USED, "profile.used", "loaded sequences used")                                 \
-    X(INVALIDATIONS, "cache.invalidations", "caches dropped for unloads or context teardown")
+    X(INVALIDATIONS, "cache.invalidations", "caches dropped for unloads or context teardown") \
+    X(UNG_ATTR, "ungraphable.attribute", "of launches.ungraphable: an attribute or launch "   \
+                                         "config a graph node cannot hold")                    \
+    X(UNG_PSIZE, "ungraphable.param_size", "... parameters larger than a node takes")        \
+    X(UNG_DENIED, "ungraphable.denied_name", "... name refused by AUTOGRAPH_ALLOW / DENY")   \
+    X(UNG_LAYOUT, "ungraphable.unknown_layout", "... the driver could not describe the "     \
+                                                "parameters")                                  \
+    X(FL_COPY, "flushes.copy", "of flushes.ordering_point: by a copy or memset")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,
@@ -84,17 +91,69 @@ void ag_stats_sum(uint64_t out[AG_ST_COUNT]);
 extern const char *const ag_stat_names[AG_ST_COUNT];
 extern const char *const ag_stat_docs[AG_ST_COUNT];
 
-/* One sequence in the report (the engine picks the top ones). */
+/* Why a sequence's occurrences did not run as a graph, counted per sequence (schema 2).
+ * id, JSON name, unit of the process-wide count (see ag_stats_report). */
+#define AG_WHYS(X)                                                                             \
+    X(DIVERGENCE, "divergence", "holds")                                                       \
+    X(ATTRIBUTE, "ungraphable_attribute", "launches")                                          \
+    X(PARAM_SIZE, "ungraphable_param_size", "launches")                                        \
+    X(DENIED, "ungraphable_denied_name", "launches")                                           \
+    X(LAYOUT, "ungraphable_unknown_layout", "launches")                                        \
+    X(COPY, "copy", "holds")                                                                   \
+    X(HOLD_TIMEOUT, "hold_timeout", "holds")                                                   \
+    X(GRAPH_API, "graph_api_failure", "calls")                                                 \
+    X(EAGER_FASTER, "eager_faster", "trials")
+
+enum ag_why {
+#define AG_WHY_ENUM(id, name, unit) AG_WHY_##id,
+    AG_WHYS(AG_WHY_ENUM)
+#undef AG_WHY_ENUM
+    AG_WHY_COUNT
+};
+extern const char *const ag_why_names[AG_WHY_COUNT];
+
+/* A sequence's state in schema 2 ("status" in the JSON). */
+enum ag_seq_status {
+    AG_SEQ_UNSET,           /* not filled: derived from the schema-1 `state` */
+    AG_SEQ_GRAPHED,         /* "graphed": replayed as a graph */
+    AG_SEQ_EAGER_POLICY,    /* "eager_policy": eager because eager measured as fast */
+    AG_SEQ_OFF_FAILURES,    /* "off_failures": off after graph failures or divergences */
+    AG_SEQ_NEVER_GRAPHABLE, /* "never_graphable": holds a launch a graph cannot take */
+    AG_SEQ_TRIAL,           /* "trial": still being measured */
+    AG_SEQ_STATUS_COUNT
+};
+extern const char *const ag_seq_status_names[AG_SEQ_STATUS_COUNT];
+
+#define AG_SEQ_KERNELS 16
+
+/* One sequence in the report (the engine picks the top ones). Zero the struct, then fill
+ * what is known: every schema-2 field left 0 / NULL is written as unknown or derived. */
 typedef struct ag_seq_report {
+    /* schema 1 */
     uint64_t key;
     uint32_t len;
     uint64_t replays, eager_runs;
     const char *state;            /* "graph", "eager", "trial" */
-    uint64_t med_graph_ns, med_eager_ns;
+    uint64_t med_graph_ns, med_eager_ns; /* median time from one occurrence to the next */
     char names[200];              /* the first kernel names, comma-separated */
+    /* schema 2 */
+    uint8_t status;               /* enum ag_seq_status; AG_SEQ_UNSET: from `state` */
+    uint32_t nkernels;            /* kernel[] entries; 0: `names` split at commas */
+    const char *kernel[AG_SEQ_KERNELS]; /* names in sequence order, a run of one kernel once;
+                                         * must stay valid until ag_stats_report returns */
+    uint64_t why[AG_WHY_COUNT];   /* reason counts (enum ag_why) */
+    uint64_t host_graph_ns, host_eager_ns; /* host time to issue one occurrence (0: unknown) */
+    uint64_t gpu_graph_ns, gpu_eager_ns;   /* GPU time of one occurrence (0: unknown) */
+    uint64_t saved_ns;            /* estimated time saved; 0: (med_eager - med_graph) * replays */
 } ag_seq_report;
 
-/* Prints the report on stderr and, when AUTOGRAPH_STATS is a .json path, writes it there. */
+/* Prints the report on stderr (or AUTOGRAPH_LOG_FILE) and, when AUTOGRAPH_STATS is a .json
+ * path (%p: pid, %h: host), writes it there (schema libautograph-stats/2, docs/STATS.md).
+ * nseq: sequences known in all; saved_us: the estimated total saving. */
 void ag_stats_report(const ag_seq_report *top, int ntop, uint64_t nseq, double saved_us);
+
+/* Writes the JSON report to path; 0 or -1. ag_stats_report's second half, for tests. */
+int ag_stats_write_json(const char *path, const ag_seq_report *top, int ntop, uint64_t nseq,
+                        double saved_us);
 
 #endif

@@ -116,11 +116,11 @@ FUZZ_PROBE      := printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned lo
                    >/dev/null 2>&1
 
 # The option parser, with the fault-spec parser behind AUTOGRAPH_FAULT.
-$(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c policy/options.c policy/log.c cache/fault.c
+$(FUZZ_DIR)/fuzz_options: tests/fuzz/fuzz_options.c policy/options.c policy/log.c policy/faultspec.c
 # The profile loader and saver. fuzz_profile.c #includes cache/profile.c (it needs the file's
 # statics to free what was loaded between inputs) and stubs the stream registry.
 $(FUZZ_DIR)/fuzz_profile: tests/fuzz/fuzz_profile.c cache/shape.c policy/stats.c \
-                          policy/options.c policy/log.c cache/fault.c cache/profile.c
+                          policy/options.c policy/log.c policy/faultspec.c cache/profile.c
 
 $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%): $(wildcard cache/*.h policy/*.h) tests/sanitize.mk
 	@mkdir -p $(dir $@)

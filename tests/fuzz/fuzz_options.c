@@ -1,5 +1,5 @@
 /* libFuzzer target: the AUTOGRAPH_* option parser (policy/options.c, ag_opt_parse), and
- * through AUTOGRAPH_FAULT the fault-spec parser (cache/fault.c, ag_fault_spec_valid). These
+ * through AUTOGRAPH_FAULT the fault-spec parser (policy/faultspec.c, ag_fault_spec_valid). These
  * parse whatever is in the environment of a program the library is preloaded into.
  *
  * Input: one byte choosing the option (modulo AG_OPT_COUNT), then the value's text (cut at the
@@ -13,9 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "policy/faultspec.h"
 #include "policy/options.h"
-
-int ag_fault_spec_valid(const char *s); /* cache/fault.c */
 
 #define CHECK(cond)                                                                            \
     do {                                                                                       \
