@@ -38,7 +38,7 @@ ag() {
 }
 
 stat() {
-    awk -v n="$1" '$1 == "autograph:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
 }
 
 fc() {
