@@ -36,6 +36,7 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
 
 void ag_issue_held(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     for (uint32_t i = 0; i < st->nheld; i++) {
         CUresult r = issue(st, &st->held[i]);
         if (r != CUDA_SUCCESS) {
@@ -49,6 +50,7 @@ void ag_issue_held(ag_stream *st)
 
 void ag_flush_locked(ag_stream *st, enum ag_stat reason)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     if (!st->nheld)
         return;
     ag_stat_inc(reason);
@@ -76,6 +78,7 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
 
 void ag_order_locked(ag_stream *st, enum ag_stat reason)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     ag_flush_locked(st, reason);
     ag_closed c;
     if (st->held && ag_learn_order(&st->learn, &c))
@@ -88,6 +91,7 @@ void ag_order_locked(ag_stream *st, enum ag_stat reason)
  * held work to the side stream, later work must wait for it. */
 void ag_ptds_join(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     if (st->join_pending) {
         ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
         __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
@@ -135,6 +139,7 @@ typedef struct {
 
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     /* Called from a thread whose current context may not be the stream's (a free in another
      * context, the watchdog, exit): what we issue must go to the stream's context. */
     CUcontext cur = NULL;

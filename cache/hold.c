@@ -79,6 +79,7 @@ static void occurred(ag_tmpl *T, int graph, int build, uint64_t t)
 
 void ag_hold_begin(ag_stream *st, uint64_t now)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->nheld == 1 && st->cand);
     st->hold_t0 = now;
     atomic_fetch_add(&ag_nholding, 1);
     ag_watchdog_kick();
@@ -89,6 +90,7 @@ void ag_hold_begin(ag_stream *st, uint64_t now)
  * relaxed atomic stores, so such reads are not data races. */
 void ag_hold_end(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->nheld > 0);
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
     st->cand = NULL;
@@ -117,6 +119,9 @@ static uint8_t *arena_take(ag_stream *st, size_t n, uint32_t *off)
 int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
                     uint64_t h, const CUlaunchAttribute *at)
 {
+    /* what is held is a prefix of st->cand, and fits the held list */
+    AG_ASSERT(ag_lock_held(&st->mu) && st->cand && st->held);
+    AG_ASSERT(st->nheld < st->learn.max_nodes && st->nheld < st->cand->len);
     ag_rec *r = &st->held[st->nheld];
     uint8_t *blob = arena_take(st, lay->size, &r->blob);
     if (!blob || ag_params_copy(lay, l->params, l->extra, blob))
@@ -276,6 +281,7 @@ static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
 /* The held launches are one whole occurrence of st->cand: replay it. */
 void ag_complete(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     ag_tmpl *T = st->cand;
     uint32_t n = st->nheld;
     int built = 0;
@@ -377,6 +383,7 @@ ag_tmpl *ag_discard_provisional(ag_tmpl *T)
  * what it learned (kept for the profile first). */
 void ag_stream_empty(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     ag_flush_locked(st, AG_ST_FL_ALL);
     ag_profile_keep(st); /* what it learned outlives it in the profile */
     for (ag_tmpl *T = st->tmpls, *next; T; T = next) {

@@ -143,6 +143,7 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 
 static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     if (ag_stream_prepare(st))
         return passthrough(l);
     const ag_layout *lay = ag_layout_get(l->f);
