@@ -10,6 +10,8 @@
 #include "cache/internal.h"
 #include "cache/profile.h"
 
+/* ---- flushing (the stream's lock held) -------------------------------------------------- */
+
 /* Issues one held launch as the application made it, on the stream's canonical handle. */
 static CUresult issue(ag_stream *st, const ag_rec *r)
 {
@@ -85,7 +87,7 @@ void ag_order_locked(ag_stream *st, enum ag_stat reason)
         ag_on_closed(st, &c);
 }
 
-/* ---- per-thread default streams ---------------------------------------------------------- */
+/* ---- per-thread default streams --------------------------------------------------------- */
 
 /* The owner thread, before anything else on its per-thread stream: if another thread flushed
  * held work to the side stream, later work must wait for it. */
@@ -200,6 +202,8 @@ __attribute__((noinline)) void ag_cross_flush_slow(ag_stream *st)
         pthread_mutex_unlock(&ag_registry_mu);
     }
 }
+
+/* ---- the hold watchdog's call ----------------------------------------------------------- */
 
 typedef struct {
     uint64_t now, max_age;

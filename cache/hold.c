@@ -15,7 +15,7 @@
 /* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
 #define AG_MAX_TEMPLATES 2048
 
-/* ---- a template's making and freeing -------------------------------------------------- */
+/* ---- a template's making and freeing ---------------------------------------------------- */
 
 ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
 {
@@ -216,7 +216,7 @@ void ag_learn_held(ag_stream *st)
         ag_learn_launch(st, st->held[i].shape_hash, &st->held[i].shape, i ? 0 : st->hold_t0);
 }
 
-/* ---- the template index ---------------------------------------------------------------- */
+/* ---- the template index ----------------------------------------------------------------- */
 
 static void insert_template(ag_stream *st, ag_tmpl *T)
 {
@@ -244,7 +244,9 @@ static void insert_template(ag_stream *st, ag_tmpl *T)
     st->ntmpl++;
 }
 
-/* A ag_provisional template (from the profile) has been held whole: it becomes a real template,
+/* ---- completing a hold ------------------------------------------------------------------ */
+
+/* A provisional template (from the profile) has been held whole: it becomes a real template,
  * made of the launches actually held. Returns it, or NULL. */
 static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
 {
@@ -304,7 +306,7 @@ void ag_complete(ag_stream *st)
         ag_learn_replayed(&st->learn, n);
 }
 
-/* ---- learning ------------------------------------------------------------------------- */
+/* ---- learning --------------------------------------------------------------------------- */
 
 void ag_on_closed(ag_stream *st, const ag_closed *c)
 {

@@ -15,7 +15,7 @@
 
 __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
 
-/* ---- passing through ------------------------------------------------------------------ */
+/* ---- passing through -------------------------------------------------------------------- */
 
 /* The launch as the application made it (timed as the driver's in a selftime build). */
 static inline CUresult pass_timed(const ag_launch *l)
@@ -65,7 +65,7 @@ __attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
     }
 }
 
-/* ---- the launch, step by step ------------------------------------------------------------ */
+/* ---- the launch, step by step ----------------------------------------------------------- */
 
 static CUresult launch_kernel(const ag_launch *l);
 
