@@ -89,17 +89,6 @@ void ag_order_locked(ag_stream *st, enum ag_stat reason)
 
 /* ---- per-thread default streams --------------------------------------------------------- */
 
-/* The owner thread, before anything else on its per-thread stream: if another thread flushed
- * held work to the side stream, later work must wait for it. */
-void ag_ptds_join(ag_stream *st)
-{
-    AG_ASSERT(ag_lock_held(&st->mu));
-    if (st->join_pending) {
-        ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
-        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
-    }
-}
-
 /* The owner thread, as a hold begins: marks what the stream holds so far, so that a flush from
  * another thread can order the side stream after it. */
 int ag_ptds_mark(ag_stream *st)

@@ -140,16 +140,6 @@ int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const a
     return 0;
 }
 
-int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
-                        const CUlaunchAttribute *at)
-{
-    if (k >= T->len || T->nodes[k].shape_hash != h || !ag_shape_eq(&T->nodes[k].shape, sh))
-        return 0;
-    /* attributes are fingerprinted in the shape; a built node knows them exactly */
-    return sh->kind != AG_KIND_ATTRS || !T->exec ||
-           !memcmp(T->nodes[k].attrs, at, sh->nattrs * sizeof *at);
-}
-
 static ag_bucket *bucket_of(ag_stream *st, uint64_t first_hash)
 {
     ag_bucket *b;

@@ -7,6 +7,7 @@
 #include "policy/stats.h"
 #include "cache/compiler.h"
 #include "cache/debug.h"
+#include "cache/driver.h"
 #include "cache/graph.h"
 #include "cache/process.h"
 #include "cache/rest.h"
@@ -49,9 +50,16 @@ void ag_hold_end(ag_stream *st);
 int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
                 uint64_t h, const CUlaunchAttribute *at);
 
-/* Whether node k of T is this launch. */
-int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
-                    const CUlaunchAttribute *at);
+/* Whether node k of T is this launch (inline: asked for every held launch). */
+static inline int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
+                                  const CUlaunchAttribute *at)
+{
+    if (k >= T->len || T->nodes[k].shape_hash != h || !ag_shape_eq(&T->nodes[k].shape, sh))
+        return 0;
+    /* attributes are fingerprinted in the shape; a built node knows them exactly */
+    return sh->kind != AG_KIND_ATTRS || !T->exec ||
+           !memcmp(T->nodes[k].attrs, at, sh->nattrs * sizeof *at);
+}
 /* Another template that the held launches begin and that continues with this launch. */
 ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
                              const CUlaunchAttribute *at);
@@ -94,10 +102,20 @@ void ag_flush_stale(uint64_t now, uint64_t max_age);
 /* Issues the held launches eagerly, in order. */
 void ag_issue_held(ag_stream *st);
 
-/* Per-thread default streams: the owner joins what another thread flushed to the side stream
- * (before anything else on the stream), and marks where a hold begins. */
-void ag_ptds_join(ag_stream *st);
+/* Per-thread default streams: the owner marks where a hold begins, and joins the side stream. */
 int ag_ptds_mark(ag_stream *st);
+
+/* The owner thread, before anything else on its per-thread stream: if another thread flushed
+ * held work to the side stream, later work must wait for it (inline: every launch on a
+ * per-thread stream asks). */
+static inline void ag_ptds_join(ag_stream *st)
+{
+    AG_ASSERT(ag_lock_held(&st->mu));
+    if (st->join_pending) {
+        ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
+        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
+    }
+}
 
 /* The legacy stream rule: work on a blocking stream waits for the legacy default stream of
  * its context and vice versa, so before anything is issued or held on one side, the other
