@@ -23,11 +23,25 @@ enum ag_engine_state {
 
 /* ---- life.c: start, exit, fork ---------------------------------------------------------- */
 
-/* Initialises on first use; true when launches may be held. */
-int ag_engine_on(void);
+/* Initialises the engine (once, whoever calls first); returns its state. */
+int ag_engine_init(void);
+
+/* Initialises on first use; true when launches may be held. (Inline, as the two below: every
+ * launch and ordering point asks.) */
+static inline int ag_engine_on(void)
+{
+    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
+    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT))
+        s = ag_engine_init();
+    return s == AG_ENGINE_ON;
+}
+
 /* True when the engine runs (never initialises: ordering points before any launch hold
  * nothing). */
-int ag_engine_started(void);
+static inline int ag_engine_started(void)
+{
+    return atomic_load_explicit(&ag_hot.state, memory_order_acquire) == AG_ENGINE_ON;
+}
 
 /* ---- launch.c: the launch path ---------------------------------------------------------- */
 

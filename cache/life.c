@@ -62,17 +62,8 @@ static void init(void)
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
 }
 
-int ag_engine_on(void)
+int ag_engine_init(void)
 {
-    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
-    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT)) {
-        pthread_once(&g_init_once, init);
-        s = atomic_load(&ag_hot.state);
-    }
-    return s == AG_ENGINE_ON;
-}
-
-int ag_engine_started(void)
-{
-    return atomic_load_explicit(&ag_hot.state, memory_order_acquire) == AG_ENGINE_ON;
+    pthread_once(&g_init_once, init);
+    return atomic_load(&ag_hot.state);
 }
