@@ -390,6 +390,14 @@ static void piece_go(ag_stream *st)
     st->piece++;
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
+    /* a per-thread stream: what another thread may flush of the next piece must follow this
+     * piece, not only the occurrence's start (see ag_ptds_mark) */
+    if (st->kind == AG_SK_PTDS && ag_ptds_mark(st)) {
+        uint32_t n = st->pos;
+        ag_mark_end(st, NULL, 0);
+        ag_hold_end(st);
+        ag_learn_replayed(&st->learn, n);
+    }
 }
 
 /* The held launches end st->cand's last piece: it goes to the GPU, and the occurrence is
