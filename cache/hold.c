@@ -414,16 +414,18 @@ void ag_complete(ag_stream *st)
         ag_learn_replayed(&st->learn, n);
         return;
     }
+    uint32_t n = st->pos + st->nheld;
+    /* the host's time per held launch, before this replay's own work (a build, say) */
+    uint64_t held_ns = T->planned ? 0 : (ag_now_ns() - st->occ_t0) / n;
     if (ag_tmpl_replay(st, T, st->piece, &built)) {
         piece_failed(st, T);
         return;
     }
-    uint32_t n = st->pos + st->nheld;
     T->replays++;
     ag_mark_end(st, T, st->occ_built | built);
     occurred(T, 1, st->occ_built | built, st->occ_t0);
-    if (!T->planned) /* the host's time per held launch, measured now: cut T into pieces */
-        plan(st, T, (ag_now_ns() - st->occ_t0) / n);
+    if (!T->planned) /* measured now: cut T into pieces */
+        plan(st, T, held_ns);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);
