@@ -7,7 +7,8 @@
 #include <time.h>
 
 __thread uint64_t ag_self_drv __attribute__((tls_model("initial-exec")));
-static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS];
+static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS], g_first[AG_SELF_KINDS],
+    g_max[AG_SELF_KINDS];
 static uint64_t g_ticks0, g_ns0;
 
 static uint64_t now_ns(void)
@@ -20,7 +21,11 @@ static uint64_t now_ns(void)
 void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks)
 {
     atomic_fetch_add_explicit(&g_ticks[k], ticks, memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_calls[k], 1, memory_order_relaxed);
+    if (!atomic_fetch_add_explicit(&g_calls[k], 1, memory_order_relaxed))
+        atomic_store(&g_first[k], ticks); /* the first call: what a program's first timed launch pays */
+    unsigned long long m = atomic_load_explicit(&g_max[k], memory_order_relaxed);
+    while (ticks > m && !atomic_compare_exchange_weak(&g_max[k], &m, ticks))
+        ;
 }
 
 static double g_overhead; /* ticks one empty measurement reports */
@@ -55,8 +60,10 @@ __attribute__((destructor)) static void report(void)
     for (int k = 0; k < AG_SELF_KINDS; k++) {
         unsigned long long n = atomic_load(&g_calls[k]), t = atomic_load(&g_ticks[k]);
         fprintf(stderr, "autograph-selftime: %s: %llu calls, %.1f ns of libautograph's own time "
-                        "per call (measuring overhead subtracted)\n", names[k], n,
-                n ? ((double)t / (double)n - g_overhead) / per_ns : 0.0);
+                        "per call (measuring overhead subtracted); first %.1f us, longest %.1f us\n",
+                names[k], n, n ? ((double)t / (double)n - g_overhead) / per_ns : 0.0,
+                (double)atomic_load(&g_first[k]) / per_ns / 1e3,
+                (double)atomic_load(&g_max[k]) / per_ns / 1e3);
     }
     fprintf(stderr, "autograph-selftime: measuring overhead %.1f ns per call (subtracted)\n",
             g_overhead / per_ns);
