@@ -3,7 +3,8 @@
 # with programmatic stream serialisation become kernel nodes behind a programmatic edge
 # (tests/harness/pdl.c), launch-only attributes stay eager, node attributes are set on nodes,
 # and launches whose grid, block or shared memory change every iteration are one template
-# whose exec nodes are updated (tests/harness/grid.c). Each program checks its own results;
+# whose exec nodes are updated (tests/harness/grid.c); launches on a stream with an access
+# policy window or memory sync domain are not graphed (tests/harness/pdl_stream_attr.c). Each program checks its own results;
 # the tests also check libautograph's statistics and the fake's counters. Build first:
 # make lib harness.
 
@@ -11,7 +12,7 @@ setup_file() {
     local root="$BATS_TEST_DIRNAME/.."
     local f
     for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/pdl \
-             build/harness/grid; do
+             build/harness/grid build/harness/pdl_stream_attr; do
         if [ ! -e "$root/$f" ]; then
             export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
             return 0
@@ -150,4 +151,16 @@ no_failures() {
     assert_output --partial "PASS grid"
     no_failures
     [ "$(stat graphs.replays)" -ge 200 ] || fail "only $(stat graphs.replays) replays"
+}
+
+@test "stream attributes: launches on a stream with a window or sync domain are not graphed" {
+    # 4 phases of 20 iterations x 8 launches run with a stream attribute that kernel nodes
+    # would not inherit (set, set before the first launch, copied): exactly those are eager;
+    # the phases after each reset (or a copy of default attributes) are graphed again
+    ag "$H/pdl_stream_attr"
+    assert_success
+    assert_output --partial "PASS pdl_stream_attr"
+    no_failures
+    assert_equal "$(stat launches.ungraphable)" 640
+    [ "$(stat graphs.replays)" -ge 80 ] || fail "only $(stat graphs.replays) replays"
 }

@@ -31,6 +31,7 @@
     X(cuStreamGetFlags, (CUstream, unsigned *))                                                 \
     X(cuStreamGetCtx, (CUstream, CUcontext *))                                                  \
     X(cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *))                                 \
+    X(cuStreamGetAttribute, (CUstream, CUstreamAttrID, CUstreamAttrValue *))                    \
     X(cuGraphCreate, (CUgraph *, unsigned))                                                     \
     X(cuGraphDestroy, (CUgraph))                                                                \
     X(cuGraphAddKernelNode_v2, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,            \

@@ -9,6 +9,7 @@
 #include "policy/stats.h"
 #include "cache/clock.h"
 #include "cache/driver.h"
+#include "cache/internal.h"
 #include "cache/trace.h"
 
 atomic_long ag_graphs_live, ag_graph_mem_live;
@@ -388,4 +389,48 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
     ag_stat_add(AG_ST_REPLAYED, T->ends[p] - piece_start(T, p));
     return 0;
+}
+
+/* ---- stream attributes -------------------------------------------------------------------- */
+
+void ag_stream_attrs_read(ag_stream *st)
+{
+    CUstreamAttrValue v;
+    uint8_t a = 0;
+    if (!ag_drv.cuStreamGetAttribute) { /* a driver without stream attributes */
+        st->sattr = 0;
+        return;
+    }
+    /* an attribute the driver cannot tell us about is taken as set: never graphed wrongly */
+    memset(&v, 0, sizeof v);
+    if (ag_drv.cuStreamGetAttribute(st->handle, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v) ||
+        v.accessPolicyWindow.num_bytes)
+        a |= 1;
+    memset(&v, 0, sizeof v);
+    if (ag_drv.cuStreamGetAttribute(st->handle, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN, &v) ||
+        v.memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT)
+        a |= 2;
+    if (a && !st->sattr)
+        ag_log(AG_LOG_DEBUG, "stream %p has an access policy window or memory sync domain: its "
+               "launches are not graphed", (void *)st->handle);
+    st->sattr = a;
+}
+
+void ag_order_stream_attr_done(CUstream s, int ptsz, CUresult r)
+{
+    if (r != CUDA_SUCCESS || !ag_engine_started())
+        return;
+    ag_stream *st = ag_stream_find(s, ptsz); /* (ag_order_stream made it, when it matters) */
+    if (!st)
+        return;
+    ag_lock(&st->mu);
+    if (st->kind != AG_SK_DEAD && st->held) {
+        /* while the application captures, the driver is asked nothing: taken as set until the
+         * next change */
+        if (atomic_load_explicit(&ag_hot.captures, memory_order_acquire))
+            st->sattr = 1;
+        else
+            ag_stream_attrs_read(st);
+    }
+    ag_unlock(&st->mu);
 }

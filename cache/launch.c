@@ -169,7 +169,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
     const ag_layout *lay = ag_layout_get(l->f);
     ag_shape sh;
     CUlaunchAttribute at[AG_MAX_ATTRS];
-    if (!lay || !lay->graphable || lay->size > AG_MAX_PARAM_BYTES ||
+    if (!lay || !lay->graphable || lay->size > AG_MAX_PARAM_BYTES || st->sattr ||
         (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config) ||
         ag_shape_make(l, lay, st->ctx, &sh, at)) {
         ag_stat_inc(AG_ST_OPAQUE);

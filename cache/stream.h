@@ -112,6 +112,8 @@ typedef struct ag_stream {
     uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
                                       * start none, and this says so without a lookup */
     uint32_t ntmpl;
+    uint8_t sattr;                   /* stream attributes a kernel node would not inherit are
+                                      * set: its launches are not graphed (graph.h) */
     ag_skey key;
     CUstream handle;                 /* the application's stream (canonical handle) */
     CUstream issue;                  /* where held work goes out: handle, or `side` below */

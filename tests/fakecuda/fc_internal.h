@@ -182,6 +182,11 @@ struct fc_stream {
     struct fc_graph *cap_graph;
     struct fc_node *cap_last;
     fc_stream *ctx_next;
+    /* stream attributes (fc_sattr.c; under mu): the kinds kernels would see */
+    CUaccessPolicyWindow apw;
+    int sync_domain;
+    CUlaunchMemSyncDomainMap domain_map;
+    int sattr_init;                  /* the three above hold their defaults */
 };
 
 fc_stream *fc_stream_new_internal(fc_ctx *c, int kind, unsigned flags, int prio);
