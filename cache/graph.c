@@ -69,10 +69,13 @@ static int dims_eq(const ag_dims *a, const ag_dims *b)
  * port, as stream capture makes it: it may start once every block of prev has triggered (or
  * ended), and cudaGridDependencySynchronize in it waits for prev's completion. The first node
  * of a piece has no predecessor in its graph: the graph launch orders it after earlier work,
- * which is all the attribute asks. */
-static CUresult add_node(CUgraph g, ag_node *n, CUgraphNode prev, const CUDA_KERNEL_NODE_PARAMS *kp)
+ * which is all the attribute asks. Programmatic edges join kernel nodes only: after any other
+ * kind of node (prev_kernel 0) the dependency is an ordinary one, as eagerly the attribute has
+ * no effect after a copy or memset. */
+static CUresult add_node(CUgraph g, ag_node *n, CUgraphNode prev, int prev_kernel,
+                         const CUDA_KERNEL_NODE_PARAMS *kp)
 {
-    int pdl = prev && n->shape.pdl;
+    int pdl = prev && prev_kernel && n->shape.pdl;
     CUresult r = ag_drv.cuGraphAddKernelNode_v2(&n->node, g, prev && !pdl ? &prev : NULL,
                                                 prev && !pdl ? 1 : 0, kp);
     if (r || !pdl)
@@ -192,7 +195,7 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
             r = CUDA_ERROR_OUT_OF_MEMORY;
             goto fail;
         }
-        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN) : (r = add_node(g, n, prev, &kp)))
+        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN) : (r = add_node(g, n, prev, 1, &kp)))
             goto fail;
         what = "cuGraphKernelNodeSetAttribute";
         if (n->shape.kind == AG_KIND_COOP) {
