@@ -109,7 +109,7 @@ int ag_shape_make(const ag_launch *l, const ag_layout *lay, CUcontext ctx, ag_sh
         return -1;
     s->fn = l->f;
     s->ctx = ctx;
-    s->psize = lay->size;
+    s->psize = 0; /* the function decides it, and its layout is probed only once it repeats */
     if (l->entry == AG_ENTRY_COOP || l->entry == AG_ENTRY_COOP_PTSZ) {
         /* a cooperative grid must fit on the device at once: kept exact, never updated */
         s->kind = AG_KIND_COOP;
