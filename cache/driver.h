@@ -31,10 +31,13 @@
     X(cuStreamGetFlags, (CUstream, unsigned *))                                                 \
     X(cuStreamGetCtx, (CUstream, CUcontext *))                                                  \
     X(cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *))                                 \
+    X(cuStreamGetAttribute, (CUstream, CUstreamAttrID, CUstreamAttrValue *))                    \
     X(cuGraphCreate, (CUgraph *, unsigned))                                                     \
     X(cuGraphDestroy, (CUgraph))                                                                \
     X(cuGraphAddKernelNode_v2, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,            \
                                 const CUDA_KERNEL_NODE_PARAMS *))                              \
+    X(cuGraphAddDependencies_v2, (CUgraph, const CUgraphNode *, const CUgraphNode *,           \
+                                  const CUgraphEdgeData *, size_t))                            \
     X(cuGraphKernelNodeSetAttribute, (CUgraphNode, CUkernelNodeAttrID,                         \
                                       const CUkernelNodeAttrValue *))                          \
     X(cuGraphKernelNodeSetParams_v2, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *))           \

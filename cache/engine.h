@@ -49,5 +49,7 @@ void ag_order_stream_destroy(CUstream s);
 void ag_order_capture_begin(CUstream s, int ptsz);
 void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r);
 void ag_order_capture_end_done(CUstream s, int ptsz);
+/* After cuStreamSetAttribute / cuStreamCopyAttributes on s (cache/graph.c). */
+void ag_order_stream_attr_done(CUstream s, int ptsz, CUresult r);
 
 #endif

@@ -21,12 +21,13 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
         return CUDA_ERROR_OUT_OF_MEMORY;
     ag_params_ptrs(r->lay, st->arena + r->blob, ptrs);
     int attrs = s->kind == AG_KIND_ATTRS;
-    CUlaunchConfig c = { s->grid[0], s->grid[1], s->grid[2], s->block[0], s->block[1],
-                         s->block[2], s->smem, st->issue,
+    const ag_dims *d = &r->dims;
+    CUlaunchConfig c = { d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
+                         d->block[2], d->smem, st->issue,
                          attrs ? (CUlaunchAttribute *)(st->arena + r->attrs) : NULL,
                          attrs ? s->nattrs : 0 };
-    ag_launch l = { (CUfunction)s->fn, { s->grid[0], s->grid[1], s->grid[2] },
-                    { s->block[0], s->block[1], s->block[2] }, s->smem, st->issue, NULL, 0,
+    ag_launch l = { (CUfunction)s->fn, { d->grid[0], d->grid[1], d->grid[2] },
+                    { d->block[0], d->block[1], d->block[2] }, d->smem, st->issue, NULL, 0,
                     r->lay->nparams ? ptrs : NULL, NULL,
                     s->kind == AG_KIND_COOP ? AG_ENTRY_COOP : attrs ? AG_ENTRY_EX : AG_ENTRY_LAUNCH,
                     &c };

@@ -9,6 +9,7 @@
 #include "policy/stats.h"
 #include "cache/clock.h"
 #include "cache/driver.h"
+#include "cache/internal.h"
 #include "cache/trace.h"
 
 atomic_long ag_graphs_live, ag_graph_mem_live;
@@ -26,8 +27,8 @@ static void **scratch_ptrs(ag_stream *st, uint32_t n)
     return st->ptrs;
 }
 
-/* Kernel node parameters of node n with argument block blob. */
-static int fill(ag_stream *st, const ag_node *n, uint8_t *blob, CUDA_KERNEL_NODE_PARAMS *p)
+/* Kernel node parameters of node n for held launch r: its arguments and dimensions. */
+static int fill(ag_stream *st, const ag_node *n, const ag_rec *r, CUDA_KERNEL_NODE_PARAMS *p)
 {
     memset(p, 0, sizeof *p);
     if (n->lay->is_kernel) {
@@ -36,18 +37,18 @@ static int fill(ag_stream *st, const ag_node *n, uint8_t *blob, CUDA_KERNEL_NODE
     } else {
         p->func = (CUfunction)n->shape.fn;
     }
-    p->gridDimX = n->shape.grid[0];
-    p->gridDimY = n->shape.grid[1];
-    p->gridDimZ = n->shape.grid[2];
-    p->blockDimX = n->shape.block[0];
-    p->blockDimY = n->shape.block[1];
-    p->blockDimZ = n->shape.block[2];
-    p->sharedMemBytes = n->shape.smem;
+    p->gridDimX = r->dims.grid[0];
+    p->gridDimY = r->dims.grid[1];
+    p->gridDimZ = r->dims.grid[2];
+    p->blockDimX = r->dims.block[0];
+    p->blockDimY = r->dims.block[1];
+    p->blockDimZ = r->dims.block[2];
+    p->sharedMemBytes = r->dims.smem;
     if (n->lay->nparams) {
         void **ptrs = scratch_ptrs(st, n->lay->nparams);
         if (!ptrs)
             return -1;
-        ag_params_ptrs(n->lay, blob, ptrs);
+        ag_params_ptrs(n->lay, st->arena + r->blob, ptrs);
         p->kernelParams = ptrs;
     }
     return 0;
@@ -56,6 +57,34 @@ static int fill(ag_stream *st, const ag_node *n, uint8_t *blob, CUDA_KERNEL_NODE
 static uint8_t *held_blob(ag_stream *st, uint32_t i)
 {
     return st->arena + st->held[i].blob;
+}
+
+static int dims_eq(const ag_dims *a, const ag_dims *b)
+{
+    return !memcmp(a, b, sizeof *a);
+}
+
+/* Node n goes into graph g after prev (NULL: first of its piece). A launch with programmatic
+ * stream serialisation depends on prev through a programmatic edge from prev's programmatic
+ * port, as stream capture makes it: it may start once every block of prev has triggered (or
+ * ended), and cudaGridDependencySynchronize in it waits for prev's completion. The first node
+ * of a piece has no predecessor in its graph: the graph launch orders it after earlier work,
+ * which is all the attribute asks. Programmatic edges join kernel nodes only: after any other
+ * kind of node (prev_kernel 0) the dependency is an ordinary one, as eagerly the attribute has
+ * no effect after a copy or memset. */
+static CUresult add_node(CUgraph g, ag_node *n, CUgraphNode prev, int prev_kernel,
+                         const CUDA_KERNEL_NODE_PARAMS *kp)
+{
+    int pdl = prev && prev_kernel && n->shape.pdl;
+    CUresult r = ag_drv.cuGraphAddKernelNode_v2(&n->node, g, prev && !pdl ? &prev : NULL,
+                                                prev && !pdl ? 1 : 0, kp);
+    if (r || !pdl)
+        return r;
+    CUgraphEdgeData e;
+    memset(&e, 0, sizeof e);
+    e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    return ag_drv.cuGraphAddDependencies_v2(g, &prev, &n->node, &e, 1);
 }
 
 static void lru_unlink(ag_stream *st, ag_tmpl *T)
@@ -162,13 +191,11 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
         ag_node *n = &T->nodes[i];
         CUDA_KERNEL_NODE_PARAMS kp;
         what = "cuGraphAddKernelNode";
-        if (fill(st, n, held_blob(st, i - s), &kp)) {
+        if (fill(st, n, &st->held[i - s], &kp)) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
             goto fail;
         }
-        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN)
-                                    : (r = ag_drv.cuGraphAddKernelNode_v2(&n->node, g, prev ? &prev : NULL,
-                                                                          prev ? 1 : 0, &kp)))
+        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN) : (r = add_node(g, n, prev, 1, &kp)))
             goto fail;
         what = "cuGraphKernelNodeSetAttribute";
         if (n->shape.kind == AG_KIND_COOP) {
@@ -180,9 +207,10 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
         } else if (n->shape.kind == AG_KIND_ATTRS) {
             memcpy(n->attrs, st->arena + st->held[i - s].attrs, n->shape.nattrs * sizeof *n->attrs);
             for (uint32_t a = 0; a < n->shape.nattrs; a++)
-                if ((r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, n->attrs[a].id,
+                if (n->attrs[a].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+                    (r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, n->attrs[a].id,
                                                               &n->attrs[a].value)))
-                    goto fail;
+                    goto fail; /* (serialisation is the edge above, not an attribute) */
         }
         prev = n->node;
     }
@@ -198,6 +226,7 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
         memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
         memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+        n->exec_dims = n->graph_dims = st->held[i - s].dims;
     }
     P->graph = g;
     P->exec = x;
@@ -224,10 +253,13 @@ fail:
     return -1;
 }
 
-/* Whether held launch j has other argument values than node n of the exec. Large blocks are
- * told apart by their value fingerprints first; equal fingerprints are confirmed byte by byte. */
+/* Whether held launch j has other argument values or launch dimensions than node n of the
+ * exec. Large blocks are told apart by their value fingerprints first; equal fingerprints are
+ * confirmed byte by byte. */
 static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t j)
 {
+    if (!dims_eq(&st->held[j].dims, &n->exec_dims))
+        return 1;
     const uint8_t *b = held_blob(st, j);
     if (n->lay->size > 256 && ag_hash(b, n->lay->size) != n->exec_vhash)
         return 1;
@@ -276,11 +308,12 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
             ag_node *n = &T->nodes[i];
             if (!exec_differs(st, n, i - s))
                 continue;
-            if (fill(st, n, held_blob(st, i - s), &kp) || ag_fault(AG_F_SET_PARAMS) ||
+            if (fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
                 ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
                 return -2;
             memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
             n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+            n->exec_dims = st->held[i - s].dims;
         }
         ag_stat_inc(AG_ST_UPD_NODE);
         ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
@@ -288,12 +321,14 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
     }
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        if (!memcmp(held_blob(st, i - s), n->graph_vals, n->lay->size))
+        if (dims_eq(&st->held[i - s].dims, &n->graph_dims) &&
+            !memcmp(held_blob(st, i - s), n->graph_vals, n->lay->size))
             continue;
-        if (fill(st, n, held_blob(st, i - s), &kp) || ag_fault(AG_F_SET_PARAMS) ||
+        if (fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
             ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &kp))
             return -2;
         memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
+        n->graph_dims = st->held[i - s].dims;
     }
     CUgraphExecUpdateResultInfo info;
     if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info))
@@ -302,6 +337,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
         ag_node *n = &T->nodes[i];
         memcpy(n->exec_vals, n->graph_vals, n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+        n->exec_dims = n->graph_dims;
     }
     ag_stat_inc(AG_ST_UPD_WHOLE);
     return UPD_WHOLE;
@@ -356,4 +392,48 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
     ag_stat_add(AG_ST_REPLAYED, T->ends[p] - piece_start(T, p));
     return 0;
+}
+
+/* ---- stream attributes -------------------------------------------------------------------- */
+
+void ag_stream_attrs_read(ag_stream *st)
+{
+    CUstreamAttrValue v;
+    uint8_t a = 0;
+    if (!ag_drv.cuStreamGetAttribute) { /* a driver without stream attributes */
+        st->sattr = 0;
+        return;
+    }
+    /* an attribute the driver cannot tell us about is taken as set: never graphed wrongly */
+    memset(&v, 0, sizeof v);
+    if (ag_drv.cuStreamGetAttribute(st->handle, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v) ||
+        v.accessPolicyWindow.num_bytes)
+        a |= 1;
+    memset(&v, 0, sizeof v);
+    if (ag_drv.cuStreamGetAttribute(st->handle, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN, &v) ||
+        v.memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT)
+        a |= 2;
+    if (a && !st->sattr)
+        ag_log(AG_LOG_DEBUG, "stream %p has an access policy window or memory sync domain: its "
+               "launches are not graphed", (void *)st->handle);
+    st->sattr = a;
+}
+
+void ag_order_stream_attr_done(CUstream s, int ptsz, CUresult r)
+{
+    if (r != CUDA_SUCCESS || !ag_engine_started())
+        return;
+    ag_stream *st = ag_stream_find(s, ptsz); /* (ag_order_stream made it, when it matters) */
+    if (!st)
+        return;
+    ag_lock(&st->mu);
+    if (st->kind != AG_SK_DEAD && st->held) {
+        /* while the application captures, the driver is asked nothing: taken as set until the
+         * next change */
+        if (atomic_load_explicit(&ag_hot.captures, memory_order_acquire))
+            st->sattr = 1;
+        else
+            ag_stream_attrs_read(st);
+    }
+    ag_unlock(&st->mu);
 }

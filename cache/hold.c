@@ -175,6 +175,7 @@ int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const a
     r->shape = *sh;
     r->shape_hash = h;
     r->lay = lay;
+    ag_dims_of(l, &r->dims);
     __atomic_store_n(&st->nheld, st->nheld + 1, __ATOMIC_RELAXED);
     ag_stat_inc(AG_ST_HELD);
     return 0;

@@ -174,6 +174,8 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
         ag_profile_active() ? ag_layout_get(l->f) : ag_layout_get_seen(l->f, &first);
     enum ag_stat why = (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config)
                            ? AG_ST_UNG_ATTR
+                       : st->sattr /* a stream attribute nodes would not inherit */
+                           ? AG_ST_UNG_ATTR
                        : first                                ? AG_ST_COUNT
                        : !lay                                 ? AG_ST_UNG_LAYOUT
                        : !lay->graphable                      ? AG_ST_UNG_DENIED

@@ -49,9 +49,9 @@ void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
 {
     memset(p, 0, sizeof *p);
     p->ident = lay->ident;
-    memcpy(p->grid, s->grid, sizeof p->grid);
-    memcpy(p->block, s->block, sizeof p->block);
-    p->smem = s->smem;
+    memcpy(p->grid, s->dims.grid, sizeof p->grid);
+    memcpy(p->block, s->dims.block, sizeof p->block);
+    p->smem = s->dims.smem;
     p->psize = lay->size;
     p->kind = s->kind;
     p->nattrs = s->nattrs;

@@ -17,13 +17,21 @@
 
 enum ag_kind { AG_KIND_PLAIN, AG_KIND_ATTRS, AG_KIND_COOP };
 
+/* Launch dimensions: values of a launch, like its arguments (a graph's kernel node takes new
+ * ones in an exec update), except where the shape keeps them exact (ag_dims_exact). */
+typedef struct ag_dims {
+    uint32_t grid[3], block[3], smem;
+} ag_dims;
+
 typedef struct ag_shape {
     void *fn;                 /* CUfunction or CUkernel */
     CUcontext ctx;
-    uint32_t grid[3], block[3];
-    uint32_t smem, psize;
+    ag_dims dims;             /* zero unless exact: cooperative and cluster launches */
+    uint32_t psize;
     uint32_t kind;            /* enum ag_kind */
-    uint32_t nattrs;
+    uint16_t nattrs;
+    uint16_t pdl;             /* 1: programmatic stream serialisation on (an edge, not an
+                               * attribute, in a graph) */
     uint64_t attr_hash;       /* fingerprint of the normalised attributes; 0 without */
 } ag_shape;
 
@@ -33,14 +41,28 @@ typedef struct ag_rec {
     const ag_layout *lay;
     uint32_t blob;            /* offset of the parameter block in the stream's arena */
     uint32_t attrs;           /* offset of nattrs CUlaunchAttribute in the arena */
+    ag_dims dims;             /* this launch's own */
 } ag_rec;
 
-/* Whether a launch attribute can live in a graph kernel node. Launch-only ones (programmatic
- * serialisation and events, completion events, carveout...) make a launch ungraphable. */
+/* The launch dimensions of l. */
+static inline void ag_dims_of(const ag_launch *l, ag_dims *d)
+{
+    for (int i = 0; i < 3; i++) {
+        d->grid[i] = l->grid[i];
+        d->block[i] = l->block[i];
+    }
+    d->smem = l->smem;
+}
+
+/* Whether a launch attribute can live in a graph (on a kernel node, or as the programmatic
+ * edge into it). Launch-only ones (programmatic events, completion events) make a launch
+ * ungraphable. */
 int ag_attr_graphable(CUlaunchAttributeID id);
 
 /* Builds the shape of launch l (attributes normalised into attrs_out). Returns 0 when the
- * launch may go into a graph, -1 when it must pass through (unknown attribute, too many). */
+ * launch may go into a graph, -1 when it must pass through (launch-only or unknown attribute,
+ * too many, dimensions the driver refuses). The dimensions are left out of the shape (they
+ * are the held launch's values, ag_rec.dims) unless the launch is cooperative or clustered. */
 int ag_shape_make(const ag_launch *l, const ag_layout *lay, CUcontext ctx, ag_shape *out,
                   CUlaunchAttribute attrs_out[AG_MAX_ATTRS]);
 

@@ -7,6 +7,7 @@
 #include "policy/log.h"
 #include "policy/options.h"
 #include "cache/driver.h"
+#include "cache/graph.h"
 
 pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int ag_nholding;
@@ -79,6 +80,7 @@ int ag_stream_prepare(ag_stream *st)
         ag_learn_free(&st->learn);
         return -1;
     }
+    ag_stream_attrs_read(st); /* attributes set before its first launch */
     return 0;
 }
 

@@ -43,6 +43,7 @@ typedef struct ag_node {
     CUgraphNode node;                /* in its piece's graph; NULL until that is built */
     uint8_t *exec_vals, *graph_vals; /* lay->size bytes each: the exec's and the template's */
     uint64_t exec_vhash;
+    ag_dims exec_dims, graph_dims;   /* launch dimensions, the same way */
 } ag_node;
 
 /* One piece of a template's graph (pipelined replay: policy/pieces.h): launched as soon as
@@ -111,6 +112,8 @@ typedef struct ag_stream {
     uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
                                       * start none, and this says so without a lookup */
     uint32_t ntmpl;
+    uint8_t sattr;                   /* stream attributes a kernel node would not inherit are
+                                      * set: its launches are not graphed (graph.h) */
     ag_skey key;
     CUstream handle;                 /* the application's stream (canonical handle) */
     CUstream issue;                  /* where held work goes out: handle, or `side` below */

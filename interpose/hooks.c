@@ -14,6 +14,7 @@
 
 /* What each kind of ordering point tells the engine, before and after the real call. */
 #define AG_PRE_STREAM(s, ptsz) ag_order_stream(s, ptsz)
+#define AG_PRE_STREAM_ATTR(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
 #define AG_PRE_ALL(s, ptsz) ag_order_all()
 /* Handles of unloaded functions (or of a torn-down context's) may come back for others. */
@@ -23,6 +24,7 @@
 #define AG_PRE_CAPTURE_BEGIN(s, ptsz) ag_order_capture_begin(s, ptsz)
 #define AG_PRE_CAPTURE_END(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_POST_STREAM(s, ptsz, r) (void)0
+#define AG_POST_STREAM_ATTR(s, ptsz, r) ag_order_stream_attr_done(s, ptsz, r)
 #define AG_POST_SYNC(s, ptsz, r) (void)0
 #define AG_POST_ALL(s, ptsz, r) (void)0
 #define AG_POST_INVALIDATE(s, ptsz, r) (void)0

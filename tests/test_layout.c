@@ -121,7 +121,7 @@ int main(void)
     ag_launch l;
     memset(&l, 0, sizeof l);
     l.f = F;
-    l.grid[0] = l.block[0] = 1;
+    l.grid[0] = l.grid[1] = l.grid[2] = l.block[0] = l.block[1] = l.block[2] = 1;
     CUlaunchAttribute at1[2], at2[2];
     memset(at1, 0x11, sizeof at1);
     memset(at2, 0x22, sizeof at2);
@@ -140,7 +140,39 @@ int main(void)
     at2[0].value.priority = 4;
     ag_shape_make(&l, a, NULL, &s2, n2);
     CHECK(!ag_shape_eq(&s1, &s2));
-    at2[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; /* launch-only */
+    /* programmatic serialisation: graphable (an edge), its value part of the shape */
+    at2[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    at2[0].value.programmaticStreamSerializationAllowed = 1;
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), 0);
+    CHECK_EQ(s2.pdl, 1);
+    at2[0].value.programmaticStreamSerializationAllowed = 0;
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s1, n1), 0);
+    CHECK_EQ(s1.pdl, 0);
+    CHECK(!ag_shape_eq(&s1, &s2));
+    at2[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT; /* launch-only */
     CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), -1);
+    at2[0].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT; /* launch-only */
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), -1);
+    at2[0].id = CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; /* a node attribute */
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), 0);
+
+    /* launch dimensions are values (not in the shape), except for clusters */
+    l.nattrs = 0;
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s1, n1), 0);
+    l.grid[0] = 7;
+    l.block[0] = 64;
+    l.smem = 1024;
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), 0);
+    CHECK(ag_shape_eq(&s1, &s2));
+    l.grid[1] = 70000; /* refused by any driver: passes through */
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), -1);
+    l.grid[1] = 1;
+    l.nattrs = 1;
+    at2[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    at2[0].value.clusterDim.x = at2[0].value.clusterDim.y = at2[0].value.clusterDim.z = 1;
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s1, n1), 0);
+    l.grid[0] = 8;
+    CHECK_EQ(ag_shape_make(&l, a, NULL, &s2, n2), 0);
+    CHECK(!ag_shape_eq(&s1, &s2));
     return check_done("test_layout");
 }

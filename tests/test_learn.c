@@ -9,8 +9,8 @@ static ag_shape shape_of(int k)
     ag_shape s;
     memset(&s, 0, sizeof s);
     s.fn = (void *)(uintptr_t)(0x1000 + k);
-    s.grid[0] = 16;
-    s.block[0] = 256;
+    s.dims.grid[0] = 16;
+    s.dims.block[0] = 256;
     return s;
 }
 
@@ -324,8 +324,8 @@ static void test_shape_fingerprint(void)
         for (unsigned g = 1; g <= 64; g++)
             for (unsigned t = 1; t <= 32; t++) {
                 b = shape_of(k);
-                b.grid[0] = g;
-                b.block[0] = 32 * t;
+                b.dims.grid[0] = g;
+                b.dims.block[0] = 32 * t;
                 h[n++] = ag_shape_hash(&b);
             }
     int collisions = 0;

@@ -35,6 +35,9 @@ CAPTURE_BEGIN = re.compile(r"^cuStreamBeginCapture(_v2|ToGraph)?(_ptsz)?$")
 CAPTURE_END = re.compile(r"^cuStreamEndCapture(_ptsz)?$")
 STREAM_DESTROY = re.compile(r"^cuStreamDestroy(_v2)?$")
 FREE_ASYNC = re.compile(r"^cuMemFreeAsync(_ptsz)?$")
+# Stream attributes: an ordering point, and afterwards the engine reads the stream's attributes
+# again (some apply to kernels launched on the stream but not to graph nodes: cache/graph.h).
+STREAM_ATTR = re.compile(r"^cuStream(SetAttribute|CopyAttributes)(_ptsz)?$")
 # Synchronous copies and memsets: work on the legacy default stream (the _ptds variants on the
 # per-thread default stream), which waits for every blocking stream.
 SYNC_COPY = re.compile(
@@ -264,6 +267,8 @@ def classify(name, params):
         return ("DESTROY", stream, 0)
     if FREE_ASYNC.match(name):
         return ("FREE_ASYNC", stream, ptsz)
+    if STREAM_ATTR.match(name):
+        return ("STREAM_ATTR", stream, ptsz)
     # Any other function that takes a stream is treated as work on that stream.
     return ("STREAM", stream, ptsz)
 

@@ -21,7 +21,9 @@
  *    poisoned (0xDB bytes) and never reused, so late work on them reads garbage, not data;
  *  - kernels are host functions registered below; a kernel runs on the stream's worker with a
  *    pointer to a copy of its packed parameter block (copied at launch, as the driver does);
- *  - graph node parameters are copied when a node is added or set; an exec is a snapshot taken
+ *  - graph node parameters are copied when a node is added or set; edges may carry edge data
+ *    (cuGraphAddDependencies_v2: programmatic edges are checked and counted, and a kernel run
+ *    from a graph sees its in-edge's port: FAKECUDA_ATTR_PROGRAMMATIC); an exec is a snapshot taken
  *    at instantiation and changed only by exec updates; a graph launch enqueues its nodes in
  *    order on the stream. A capturing stream records kernel launches as nodes instead of
  *    running them (other work on a capturing stream is refused and invalidates the capture:
@@ -101,6 +103,10 @@ CUfunction fakecuda_module_kernel(CUmodule m, const char *name, fakecuda_kernel_
  * memory fails with CUDA_ERROR_INVALID_VALUE), PREFERRED_SHARED_MEMORY_CARVEOUT -1, others 0. */
 #define FAKECUDA_ATTR_CACHE_CONFIG ((int)CU_FUNC_ATTRIBUTE_MAX)      /* CUfunc_cache */
 #define FAKECUDA_ATTR_SHMEM_CONFIG ((int)CU_FUNC_ATTRIBUTE_MAX + 1)  /* CUsharedconfig */
+/* Inside a kernel run as a graph node: the outgoing port of the programmatic edge into its
+ * node (CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC or _LAUNCH_ORDER), 0 without one; always 0
+ * for an eager launch. */
+#define FAKECUDA_ATTR_PROGRAMMATIC ((int)CU_FUNC_ATTRIBUTE_MAX + 2)
 int fakecuda_launch_attr(int attr);
 
 struct fakecuda_counters {
@@ -117,6 +123,7 @@ struct fakecuda_counters {
     uint64_t exec_node_updates;       /* successful cuGraphExecKernelNodeSetParams_v2 */
     uint64_t exec_updates;            /* successful cuGraphExecUpdate_v2 */
     uint64_t graph_uploads;           /* successful cuGraphUpload* */
+    uint64_t programmatic_edges;      /* programmatic edges added (cuGraphAddDependencies_v2) */
     uint64_t streams_created;
     uint64_t events_recorded;         /* cuEventRecord*, cuCtxRecordEvent */
     uint64_t legacy_launches;         /* cuLaunch, cuLaunchGrid, cuLaunchGridAsync */

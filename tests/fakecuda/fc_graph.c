@@ -1,8 +1,8 @@
 /* fakecuda: graphs of kernel nodes, execs and their updates, graph upload and launch.
  *
  * Node parameters are copied when a node is added or set. An exec is a snapshot of its graph's
- * nodes (in creation order, which is a topological order) taken at instantiation; only exec
- * updates change it. A launch copies the exec's nodes into stream items, so later updates
+ * nodes (in creation order, which is a topological order: an added edge must go from an
+ * earlier node to a later one) taken at instantiation; only exec updates change it. A launch copies the exec's nodes into stream items, so later updates
  * never reach a launch already made. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,11 +22,17 @@ typedef struct fc_exec {
     fc_knode *nodes;
 } fc_exec;
 
-/* Graph nodes keep their dependencies as indices (kept beside the node list). */
+/* Graph nodes keep their dependencies as edges (kept beside the node list): the upstream
+ * node's index times 4 plus the edge kind below, so that comparing edges compares kinds. */
 typedef struct fc_gnode_deps {
     int n;
     int *idx;
 } fc_gnode_deps;
+
+enum { FC_EDGE_DEFAULT, FC_EDGE_PROG, FC_EDGE_PROG_LAUNCH_ORDER };
+#define FC_EDGE(index, kind) ((index) * 4 + (kind))
+#define FC_EDGE_INDEX(e) ((e) / 4)
+#define FC_EDGE_KIND(e) ((e) % 4)
 
 static void knode_clear(fc_knode *k)
 {
@@ -179,7 +185,7 @@ static CUresult append_locked(fc_graph *g, fc_knode *k, fc_node *const *deps, si
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     for (size_t i = 0; i < ndeps; i++)
-        idx[i] = deps[i]->index;
+        idx[i] = FC_EDGE(deps[i]->index, FC_EDGE_DEFAULT);
     n->magic = FC_M_NODE;
     n->g = g;
     n->index = g->n;
@@ -272,6 +278,78 @@ FC_EXPORT CUresult CUDAAPI cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUg
     return CUDA_SUCCESS;
 }
 
+/* Edge data as the driver checks it: a programmatic edge leaves a kernel node's programmatic
+ * or launch-order port; to_port and the reserved bytes are 0. -1: refused. */
+static int edge_kind(const CUgraphEdgeData *d)
+{
+    if (!d)
+        return FC_EDGE_DEFAULT;
+    for (int i = 0; i < 5; i++)
+        if (d->reserved[i])
+            return -1;
+    if (d->to_port)
+        return -1;
+    if (d->type == CU_GRAPH_DEPENDENCY_TYPE_DEFAULT)
+        return d->from_port == CU_GRAPH_KERNEL_NODE_PORT_DEFAULT ? FC_EDGE_DEFAULT : -1;
+    if (d->type != CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC)
+        return -1;
+    if (d->from_port == CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC)
+        return FC_EDGE_PROG;
+    if (d->from_port == CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER)
+        return FC_EDGE_PROG_LAUNCH_ORDER;
+    return -1;
+}
+
+/* Adds edges from[i] -> to[i]. The fake runs nodes in creation order, so an edge must go from
+ * an earlier node to a later one (the driver would take any acyclic edge); a duplicate edge is
+ * refused, as by the driver. All edges are checked before any is added. */
+FC_EXPORT CUresult CUDAAPI cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from,
+                                                     const CUgraphNode *to,
+                                                     const CUgraphEdgeData *edgeData,
+                                                     size_t numDependencies)
+{
+    FC_ENTER();
+    fc_graph *g = graph_get(hGraph);
+    if (!g || (numDependencies && (!from || !to)))
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_graph_x *x = (fc_graph_x *)g;
+    CUresult r = CUDA_SUCCESS;
+    size_t nprog = 0;
+    pthread_mutex_lock(&g->mu);
+    for (size_t i = 0; i < numDependencies && !r; i++) {
+        fc_node *a = node_get(from[i]), *b = node_get(to[i]);
+        int kind = edge_kind(edgeData ? &edgeData[i] : NULL);
+        if (!a || !b || a->g != g || b->g != g || a->index >= b->index || kind < 0) {
+            r = CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+        nprog += kind != FC_EDGE_DEFAULT;
+        fc_gnode_deps *d = &x->deps[b->index];
+        for (int j = 0; j < d->n; j++)
+            if (FC_EDGE_INDEX(d->idx[j]) == a->index)
+                r = CUDA_ERROR_INVALID_VALUE; /* already an edge */
+        for (size_t j = 0; j < i; j++)
+            if (from[j] == from[i] && to[j] == to[i])
+                r = CUDA_ERROR_INVALID_VALUE;
+    }
+    for (size_t i = 0; i < numDependencies && !r; i++) {
+        fc_gnode_deps *d = &x->deps[node_get(to[i])->index];
+        int *idx = realloc(d->idx, (size_t)(d->n + 1) * sizeof *idx);
+        if (!idx) {
+            r = CUDA_ERROR_OUT_OF_MEMORY; /* (edges before this one stay: unlikely enough) */
+            break;
+        }
+        idx[d->n++] = FC_EDGE(node_get(from[i])->index, edge_kind(edgeData ? &edgeData[i] : NULL));
+        d->idx = idx;
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (r)
+        return fc_err(r);
+    for (size_t i = 0; i < nprog; i++)
+        FC_COUNT(programmatic_edges);
+    return CUDA_SUCCESS;
+}
+
 FC_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
                                                          const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
@@ -311,6 +389,7 @@ FC_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUke
         break;
     case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
     case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+    case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
     case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
     case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
@@ -584,6 +663,11 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
         k[i].size = kn->def.size;
         k[i].blob = kn->blob; /* copied again by the enqueue, under e->mu */
         k[i].attrs = kn->attrs;
+        for (int j = 0; j < e->ndeps[i]; j++)
+            if (FC_EDGE_KIND(e->deps[i][j]) != FC_EDGE_DEFAULT)
+                k[i].attrs.v[FAKECUDA_ATTR_PROGRAMMATIC] =
+                    FC_EDGE_KIND(e->deps[i][j]) == FC_EDGE_PROG ? CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
+                                                                : CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER;
     }
     r = fc_enqueue_kernels(s, k, n, 1);
     pthread_mutex_unlock(&e->mu);

@@ -37,7 +37,8 @@ static inline int fc_valid(const void *p, uint32_t magic)
     X(kernels_executed) X(eager_launches) X(captured_launches) X(graph_launches)              \
     X(graph_kernels_executed) X(graphs_created) X(graph_nodes_added) X(node_set_params)        \
     X(node_set_attributes) X(instantiations) X(exec_node_updates) X(exec_updates)              \
-    X(graph_uploads) X(streams_created) X(events_recorded) X(legacy_launches) X(attribute_sets) \
+    X(graph_uploads) X(programmatic_edges)                                                     \
+    X(streams_created) X(events_recorded) X(legacy_launches) X(attribute_sets)                 \
     X(memcpys) X(host_funcs) X(syncs)                                                          \
     X(injected_failures) X(api_errors)
 enum fc_counter {
@@ -90,7 +91,7 @@ typedef struct fc_def {
 /* Function attributes in effect for a launch: CUfunction_attribute values, then the cache and
  * shared-memory configurations (FAKECUDA_ATTR_CACHE_CONFIG, _SHMEM_CONFIG). A launch or a
  * graph node takes a copy (the driver snapshots them), so a later change does not reach it. */
-#define FC_NATTR (FAKECUDA_ATTR_SHMEM_CONFIG + 1)
+#define FC_NATTR (FAKECUDA_ATTR_PROGRAMMATIC + 1)
 typedef struct fc_attrs {
     int v[FC_NATTR];
 } fc_attrs;
@@ -181,6 +182,11 @@ struct fc_stream {
     struct fc_graph *cap_graph;
     struct fc_node *cap_last;
     fc_stream *ctx_next;
+    /* stream attributes (fc_sattr.c; under mu): the kinds kernels would see */
+    CUaccessPolicyWindow apw;
+    int sync_domain;
+    CUlaunchMemSyncDomainMap domain_map;
+    int sattr_init;                  /* the three above hold their defaults */
 };
 
 fc_stream *fc_stream_new_internal(fc_ctx *c, int kind, unsigned flags, int prio);

@@ -575,6 +575,7 @@ static fc_stream *reuse_stream(fc_ctx *c, unsigned flags, int prio)
             t->cap_graph = NULL;
             t->cap_last = NULL;
             atomic_store(&t->cap_status, CU_STREAM_CAPTURE_STATUS_NONE);
+            t->sattr_init = 0; /* stream attributes back to their defaults (fc_sattr.c) */
         }
         pthread_mutex_unlock(&t->mu);
     }

@@ -7,6 +7,7 @@
  *
  * Usage: phases [launches per irregular phase=60000] [loop iterations per phase=12000] */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -36,7 +37,14 @@ static void irregular(CUfunction K[8], CUstream s, hx_log *log, long n)
     for (long i = 0; i < n; i++) {
         uint32_t k = below(8), gx = 1 + below(16), gy = 1 + below(3), val = below(1u << 30);
         void *p[] = { &log, &k, &val };
-        CK(cuLaunchKernel(K[k], gx, gy, 1, 32, 1, 1, 0, s, p, NULL));
+        /* launch dimensions are values, not part of a shape: an attribute value (in the
+         * shape) makes the launches differ */
+        CUlaunchAttribute at;
+        memset(&at, 0, sizeof at);
+        at.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+        at.value.priority = (int)(gx * 4 + gy);
+        CUlaunchConfig cfg = { gx, gy, 1, 32, 1, 1, 0, s, &at, 1 };
+        CK(cuLaunchKernelEx(&cfg, K[k], p, NULL));
         g_exp[g_nexp++] = (hx_entry){ k, val, 0 };
         if (below(5) == 0 || g_nexp > 1000)
             sync_and_check(s, log, i);

@@ -9,6 +9,7 @@
  * Usage: phases_mt [irregular turns=12000] [loop turns=12000] */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -47,7 +48,14 @@ static void turn(long t, uint64_t *r)
         for (uint32_t i = 0; i < n; i++) {
             uint32_t k = below(r, 8), gx = 1 + below(r, 16), val = below(r, 1u << 30);
             void *p[] = { &g_log, &k, &val };
-            CK(cuLaunchKernel(g_K[k], gx, 1, 1, 32, 1, 1, 0, g_s, p, NULL));
+            /* launch dimensions are values, not part of a shape: an attribute value (in the
+             * shape) makes the launches differ */
+            CUlaunchAttribute at;
+            memset(&at, 0, sizeof at);
+            at.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            at.value.priority = (int)gx;
+            CUlaunchConfig cfg = { gx, 1, 1, 32, 1, 1, 0, g_s, &at, 1 };
+            CK(cuLaunchKernelEx(&cfg, g_K[k], p, NULL));
             g_exp[g_nexp++] = (hx_entry){ k, val, 0 };
         }
         if (below(r, 3) == 0 || g_nexp > 3000)
