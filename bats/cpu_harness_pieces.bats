@@ -134,6 +134,19 @@ graph_launches_are() {
     done
 }
 
+@test "pieces a: a slow GPU (FAKECUDA_DELAY_US), the host not waiting: pieces queue in order" {
+    # no check at piece ends (first iteration to check: none), so that pieces, eager
+    # launches and the next iteration's pieces pile up on the stream behind slow kernels
+    local m
+    for m in loop diverge; do
+        ag AUTOGRAPH_PIECE=3 FAKECUDA_DELAY_US=300 "$H/pieces" $m 30 15 1000
+        assert_success
+        assert_output --partial "PASS pieces $m"
+        [ "$(stat graphs.replays)" -ge $(( 20 * 5 )) ] || fail "graphs.replays $(stat graphs.replays)"
+        no_failures
+    done
+}
+
 @test "pieces a: the first held occurrence already goes out in pieces" {
     # pieces.c checks every piece end from iteration 2, the first held one
     ag AUTOGRAPH_PIECE=3 "$H/pieces" loop 10 15 2
