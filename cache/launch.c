@@ -15,7 +15,7 @@
 
 __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
 
-/* ---- passing through ------------------------------------------------------------------ */
+/* ---- passing through -------------------------------------------------------------------- */
 
 /* The launch as the application made it (timed as the driver's in a selftime build). */
 static inline CUresult pass_timed(const ag_launch *l)
@@ -86,7 +86,7 @@ __attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
     }
 }
 
-/* ---- the launch, step by step ------------------------------------------------------------ */
+/* ---- the launch, step by step ----------------------------------------------------------- */
 
 static CUresult launch_kernel(const ag_launch *l);
 
@@ -164,6 +164,7 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 
 static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     if (ag_stream_prepare(st))
         return passthrough(l);
     const ag_layout *lay = ag_layout_get(l->f);
