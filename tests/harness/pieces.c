@@ -25,8 +25,9 @@
  *            AUTOGRAPH_MAX_HOLD_US, must release them; fails after 30 s).
  *   elapsed  the fake driver's cuEventElapsedTime: errors and a plausible value.
  *
- * Usage: pieces MODE [iterations=40] [len=15] [first=2]
- * first: the first iteration whose piece ends are checked (the 3rd is the first held one). */
+ * Usage: pieces MODE [iterations=40] [len=15] [first=2] [keep=0]
+ * first: the first iteration whose piece ends are checked (the 3rd is the first held one);
+ * keep=1: the stream is not destroyed (its sequences are in the stats report at exit). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -325,7 +326,8 @@ int main(int argc, char **argv)
     }
     printf("pieces: events %u divergences %u\n", nevent, nx);
     CK(cuEventDestroy_v2(ev));
-    CK(cuStreamDestroy_v2(s));
+    if (!hx_arg(argc, argv, 5, 0))
+        CK(cuStreamDestroy_v2(s));
     char pass[32];
     snprintf(pass, sizeof pass, "pieces %s", mode);
     hx_pass(pass);
