@@ -31,7 +31,7 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         n->shape = shapes[i];
         n->shape_hash = hashes[i];
         n->lay = ag_layout_get(shapes[i].fn);
-        if (!n->lay || n->lay->size != shapes[i].psize)
+        if (!n->lay || !n->lay->graphable || n->lay->size > AG_MAX_PARAM_BYTES)
             goto fail;
         size_t sz = n->lay->size ? n->lay->size : 1;
         if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))

@@ -43,6 +43,9 @@ static inline int ag_engine_started(void)
     return atomic_load_explicit(&ag_hot.state, memory_order_acquire) == AG_ENGINE_ON;
 }
 
+/* Larger argument blocks pass through: copying them costs more than a launch saves. */
+#define AG_MAX_PARAM_BYTES 4096
+
 /* ---- launch.c: the launch path ---------------------------------------------------------- */
 
 /* Calls the driver's launch function for l's entry point (the plain, Ex and cooperative forms),

@@ -8,7 +8,7 @@
 #include "cache/process.h"
 
 ag_hot_t ag_hot __attribute__((aligned(64))) = { .registry_gen = 1 };
-static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT, g_prepare_once = PTHREAD_ONCE_INIT;
 
 /* The engine's state only moves forward: UNINIT, then ON or DISABLED, then EXITING; any state
  * may become FORKED (in a fork child). */
@@ -47,16 +47,28 @@ static void in_child(void)
     set_state(AG_ENGINE_FORKED);
 }
 
+/* What can be done before the first launch: options read, the profile loaded. */
+static void prepare(void)
+{
+    if (!ag_opt(AG_OPT_DISABLE))
+        ag_profile_load();
+}
+
+void ag_engine_prepare(void)
+{
+    pthread_once(&g_prepare_once, prepare);
+}
+
 static void init(void)
 {
     atexit(at_exit); /* registered after cudart's own: runs before its teardown */
     pthread_atfork(before_fork, NULL, in_child);
+    ag_engine_prepare();
     if (ag_opt(AG_OPT_DISABLE)) {
         set_state(AG_ENGINE_DISABLED);
         ag_log(AG_LOG_INFO, "disabled by AUTOGRAPH_DISABLE: launches pass through");
         return;
     }
-    ag_profile_load();
     set_state(AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
