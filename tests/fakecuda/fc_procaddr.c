@@ -82,6 +82,7 @@ static const struct {
     P("cuEventSynchronize", cuEventSynchronize, NULL),
     P("cuEventQuery", cuEventQuery, NULL),
     P("cuEventDestroy", cuEventDestroy_v2, NULL),
+    P("cuEventElapsedTime", cuEventElapsedTime_v2, NULL),
     P("cuMemAlloc", cuMemAlloc_v2, NULL),
     P("cuMemFree", cuMemFree_v2, NULL),
     P("cuMemAllocHost", cuMemAllocHost_v2, NULL),

@@ -39,7 +39,37 @@ typedef struct fc_item {
     uint32_t val;
     CUhostFn hfn;                    /* FC_I_HOSTFN */
     void *ud;
+    struct fc_stamp *stamp;          /* an event record's: stamped when the item completes */
 } fc_item;
+
+/* When an event's record completed, for cuEventElapsedTime: shared by the record's item and
+ * the event (either may go first: an event may be destroyed or recorded again while a record
+ * is pending), freed by the last reference. */
+typedef struct fc_stamp {
+    atomic_int refs;
+    atomic_ullong ns;                /* CLOCK_MONOTONIC; written before the item is done */
+} fc_stamp;
+
+static fc_stamp *stamp_new(void)
+{
+    fc_stamp *t = calloc(1, sizeof *t);
+    if (t)
+        atomic_store(&t->refs, 2); /* the event's and the item's */
+    return t;
+}
+
+static void stamp_put(fc_stamp *t)
+{
+    if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+        free(t);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static unsigned g_delay_us;
 static uint64_t g_seed;
@@ -220,6 +250,7 @@ static int wait_upto(fc_stream *s, uint64_t seq, uint64_t deadline_ns)
 
 static void item_free(fc_item *it)
 {
+    stamp_put(it->stamp);
     free(it->deps);
     free(it->k.blob);
     free(it);
@@ -278,6 +309,8 @@ static void *worker(void *arg)
             wait_upto(it->deps[i].s, it->deps[i].seq, 0);
         delay(s);
         run_item(it);
+        if (it->stamp) /* before done: whoever sees the record complete sees its time */
+            atomic_store(&it->stamp->ns, mono_ns());
         pthread_mutex_lock(&s->mu);
         atomic_store(&s->done, it->seq);
         pthread_cond_broadcast(&s->done_cv);
@@ -890,12 +923,26 @@ typedef struct fc_event {
     pthread_mutex_t mu;
     fc_stream *s;                    /* of the most recent record; NULL: never recorded */
     uint64_t seq;
+    fc_stamp *stamp;                 /* of the most recent record (under mu) */
 } fc_event;
 
 static fc_event *event_get(CUevent h)
 {
     fc_event *e = (fc_event *)h;
     return fc_valid(e, FC_M_EVENT) ? e : NULL;
+}
+
+/* A record took effect: the event now stands for (s, seq), timed by stamp (which passes
+ * its event reference to e). */
+static void event_set(fc_event *e, fc_stream *s, uint64_t seq, fc_stamp *stamp)
+{
+    pthread_mutex_lock(&e->mu);
+    fc_stamp *old = e->stamp;
+    e->s = s;
+    e->seq = seq;
+    e->stamp = stamp;
+    pthread_mutex_unlock(&e->mu);
+    stamp_put(old);
 }
 
 static void event_read(fc_event *e, fc_stream **s, uint64_t *seq)
@@ -936,6 +983,7 @@ FC_EXPORT CUresult CUDAAPI cuEventDestroy_v2(CUevent hEvent)
         return fc_err(CUDA_ERROR_INVALID_HANDLE);
     fc_reg_del(e);
     e->magic = 0;
+    stamp_put(e->stamp);
     pthread_mutex_destroy(&e->mu);
     free(e);
     return CUDA_SUCCESS;
@@ -956,6 +1004,12 @@ static CUresult event_record(CUevent h, CUstream hs, int ptsz)
     if (!it)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
     it->kind = FC_I_NOP;
+    fc_stamp *stamp = (e->flags & CU_EVENT_DISABLE_TIMING) ? NULL : stamp_new();
+    if (!(e->flags & CU_EVENT_DISABLE_TIMING) && !stamp) {
+        free(it);
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    it->stamp = stamp;
     uint64_t seq = 0;
     pthread_mutex_lock(&s->mu);
     r = capture_refuses(s);
@@ -963,10 +1017,9 @@ static CUresult event_record(CUevent h, CUstream hs, int ptsz)
         r = submit_locked(s, &it, 1, NULL, 0, &seq);
     if (!r) {
         /* under the stream's lock: records on one stream take effect in their order */
-        pthread_mutex_lock(&e->mu);
-        e->s = s;
-        e->seq = seq;
-        pthread_mutex_unlock(&e->mu);
+        event_set(e, s, seq, stamp);
+    } else {
+        stamp_put(stamp); /* the event's reference: the item's goes with the item */
     }
     pthread_mutex_unlock(&s->mu);
     if (r) {
@@ -1014,6 +1067,54 @@ FC_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     if (s)
         wait_upto(s, seq, 0);
     return CUDA_SUCCESS;
+}
+
+/* One event's completion time, as cuEventElapsedTime needs it: INVALID_HANDLE for an event
+ * never recorded or created with CU_EVENT_DISABLE_TIMING, NOT_READY while its record is
+ * pending. */
+static CUresult event_time(CUevent h, uint64_t *ns)
+{
+    fc_event *e = event_get(h);
+    if (!e || (e->flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&e->mu);
+    fc_stream *s = e->s;
+    uint64_t seq = e->seq;
+    fc_stamp *t = e->stamp;
+    uint64_t v = t ? atomic_load(&t->ns) : 0;
+    int done = s && atomic_load(&s->done) >= seq;
+    pthread_mutex_unlock(&e->mu);
+    if (!s || !t)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!done)
+        return CUDA_ERROR_NOT_READY;
+    *ns = v;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart,
+                                                 CUevent hEnd)
+{
+    FC_ENTER();
+    if (!pMilliseconds)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    uint64_t a = 0, b = 0;
+    CUresult r = event_time(hStart, &a), r2 = event_time(hEnd, &b);
+    /* an invalid handle outranks a pending record */
+    if (r == CUDA_ERROR_INVALID_HANDLE || r2 == CUDA_ERROR_INVALID_HANDLE)
+        return fc_err(CUDA_ERROR_INVALID_HANDLE);
+    if (r || r2)
+        return fc_err(CUDA_ERROR_NOT_READY);
+    *pMilliseconds = (float)(((double)b - (double)a) / 1e6); /* negative when hEnd came first */
+    return CUDA_SUCCESS;
+}
+
+/* The symbol of CUDA before 12.8 (cuda.h maps the name to _v2; the ABI is the same). */
+#undef cuEventElapsedTime
+FC_EXPORT CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+FC_EXPORT CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
+    return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
 }
 
 static CUresult wait_event(CUstream hs, CUevent h, unsigned flags, int ptsz)
@@ -1118,15 +1219,20 @@ FC_EXPORT CUresult CUDAAPI cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
     }
     it->kind = FC_I_NOP;
+    fc_stamp *stamp = (e->flags & CU_EVENT_DISABLE_TIMING) ? NULL : stamp_new();
+    if (!(e->flags & CU_EVENT_DISABLE_TIMING) && !stamp) {
+        free(deps);
+        free(it);
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    it->stamp = stamp;
     uint64_t seq = 0;
     pthread_mutex_lock(&rs->mu);
     CUresult r = submit_locked(rs, &it, 1, deps, nd, &seq);
-    if (!r) {
-        pthread_mutex_lock(&e->mu);
-        e->s = rs;
-        e->seq = seq;
-        pthread_mutex_unlock(&e->mu);
-    }
+    if (!r)
+        event_set(e, rs, seq, stamp);
+    else
+        stamp_put(stamp);
     pthread_mutex_unlock(&rs->mu);
     free(deps);
     if (r) {

