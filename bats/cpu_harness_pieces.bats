@@ -266,9 +266,8 @@ graph_launches_are() {
 
 @test "pieces e: a piece's build fails (instantiate, add_node, upload): exact, counted" {
     local f
-    # each fails a piece's build (the first whole graph takes 1 instantiation, 1 upload and 15
-    # nodes; a template whose first build fails is never cut: see the skipped test above)
-    for f in instantiate:4 add_node:20 upload:3; do
+    # each fails a piece's build (5 pieces of 3 nodes, each its own instantiation and upload)
+    for f in instantiate:4 add_node:8 upload:3; do
         ag AUTOGRAPH_PIECE=3 AUTOGRAPH_FAULT=$f "$H/pieces" loop 200 15 3
         assert_success
         assert_output --partial "PASS pieces loop"

@@ -73,7 +73,7 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
     }
     ag_log(AG_LOG_TRACE, "flushing %u held launches of sequence %016llx eagerly (%s)", st->nheld,
            (unsigned long long)st->cand->key, ag_stat_names[reason]);
-    ag_hold_abort(st);
+    ag_hold_abort(st, reason);
 }
 
 void ag_order_locked(ag_stream *st, enum ag_stat reason)

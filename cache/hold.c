@@ -369,6 +369,7 @@ static void piece_failed(ag_stream *st, ag_tmpl *T)
     uint32_t n = st->pos;
     ag_issue_held(st);
     T->eager_runs++;
+    T->broken[AG_BREAK_GRAPH_API]++;
     ag_benefit_failed(&T->ben);
     ag_mark_end(st, NULL, 0);
     ag_hold_end(st);
@@ -452,10 +453,16 @@ void ag_hold_advance(ag_stream *st)
 /* The occurrence under way ends short of its template (an ordering point, a divergence, a
  * time-out): the held launches go out eagerly and are shown to the learner; the pieces that
  * went out before are done. */
-void ag_hold_abort(ag_stream *st)
+void ag_hold_abort(ag_stream *st, enum ag_stat reason)
 {
     ag_tmpl *T = st->cand;
     uint32_t pos = st->pos;
+    if (!T->prof && reason == AG_ST_FL_DIVERGE)
+        T->broken[AG_BREAK_DIVERGE]++;
+    else if (!T->prof && reason == AG_ST_FL_TIMEOUT)
+        T->broken[AG_BREAK_TIMEOUT]++;
+    else if (!T->prof && reason == AG_ST_FL_COPY)
+        T->broken[AG_BREAK_COPY]++;
     ag_issue_held(st);
     ag_benefit_aborted(&T->ben);
     ag_mark_end(st, NULL, 0);
@@ -494,7 +501,8 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         return;
     insert_template(st, T);
     s->tmpl = T;
-    if (c->t0) { /* the host's time per launch of this occurrence, less the launches' own */
+    if (c->t0 || ag_opt(AG_OPT_PIECE)) { /* the host's time per launch of this occurrence, less
+                                          * the launches' own (or fixed pieces) */
         uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
         plan(st, T, host > 2 * eager ? host - eager : host / 2);
     }

@@ -90,8 +90,10 @@ ag_tmpl *ag_exact_template(ag_stream *st);
 void ag_hold_switch(ag_stream *st, ag_tmpl *U);
 /* After a launch was held: a whole piece goes to the GPU, or the whole occurrence completes. */
 void ag_hold_advance(ag_stream *st);
-/* The occurrence under way ends short of its template: held launches go out eagerly. */
-void ag_hold_abort(ag_stream *st);
+/* The occurrence under way ends short of its template: held launches go out eagerly;
+ * `reason` (a flushes.* statistic) is counted for the template. */
+void ag_hold_abort(ag_stream *st, enum ag_stat reason);
+enum ag_tmpl_break { AG_BREAK_DIVERGE, AG_BREAK_TIMEOUT, AG_BREAK_COPY, AG_BREAK_GRAPH_API };
 /* A template in a trial, wanted eager now, that starts with this launch, or NULL. */
 ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                              const CUlaunchAttribute *at);

@@ -38,6 +38,25 @@ static void collect_top(ag_stream *st, void *arg)
         r->state = T->ben.state == AG_BEN_ON ? "graph" : T->ben.state == AG_BEN_OFF ? "eager" : "trial";
         r->med_graph_ns = T->ben.med_graph;
         r->med_eager_ns = T->ben.med_eager;
+        /* schema 2: what became of it, and why */
+        int broke = T->broken[AG_BREAK_DIVERGE] + T->broken[AG_BREAK_TIMEOUT] +
+                    T->broken[AG_BREAK_GRAPH_API] > T->replays;
+        r->status = T->ben.state == AG_BEN_ON     ? AG_SEQ_GRAPHED
+                    : T->ben.state == AG_BEN_TRIAL ? AG_SEQ_TRIAL
+                    : broke                        ? AG_SEQ_OFF_FAILURES
+                                                   : AG_SEQ_EAGER_POLICY;
+        r->why[AG_WHY_DIVERGENCE] = T->broken[AG_BREAK_DIVERGE];
+        r->why[AG_WHY_HOLD_TIMEOUT] = T->broken[AG_BREAK_TIMEOUT];
+        r->why[AG_WHY_COPY] = T->broken[AG_BREAK_COPY];
+        r->why[AG_WHY_GRAPH_API] = T->broken[AG_BREAK_GRAPH_API];
+        r->why[AG_WHY_EAGER_FASTER] = T->ben.trials - T->ben.wins;
+        r->host_graph_ns = T->ben.med_graph;
+        r->host_eager_ns = T->ben.med_eager;
+        r->gpu_graph_ns = T->ben.gpu_graph;
+        r->gpu_eager_ns = T->ben.gpu_eager;
+        for (uint32_t i = 0; i < T->len && r->nkernels < AG_SEQ_KERNELS; i++)
+            if (!i || strcmp(T->nodes[i].lay->name, T->nodes[i - 1].lay->name))
+                r->kernel[r->nkernels++] = T->nodes[i].lay->name;
         size_t used = 0;
         for (uint32_t i = 0; i < T->len && used + 4 < sizeof r->names; i++) {
             if (i && !strcmp(T->nodes[i].lay->name, T->nodes[i - 1].lay->name))

@@ -72,6 +72,8 @@ typedef struct ag_tmpl {
     size_t mem_est;
     ag_benefit ben;
     uint32_t mark_seq;               /* occurrences, for GPU marks (gpumark.h) */
+    uint32_t broken[4];              /* occurrences broken off: divergence, time-out, copy,
+                                      * graph call failures (enum ag_tmpl_break) */
     uint64_t replays, eager_runs;
     void *trace_name;                /* NVTX registered string, once built */
     struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
