@@ -53,7 +53,7 @@ no_failures() {
 @test "copies: every scenario passes without libautograph" {
     local a
     for a in "solver pinned" "solver pageable" "solver managed" "solver pinned 40 diverge" \
-             "dtod" "htod pageable" "htod pinned"; do
+             "solver pinned 40 legacy" "dtod" "htod pageable" "htod pinned"; do
         run timeout 60 "$H/copies" $a
         assert_success
         assert_output --partial "PASS copies"
@@ -122,6 +122,15 @@ no_failures() {
     [ "$(stat flushes.divergence)" -ge 1 ] || fail "no divergence flush"
     [ "$(stat launches.flushed_eager)" -ge 2 ] || fail "nothing held went out eagerly"
     [ "$(stat graphs.replays)" -ge 30 ] || fail "too few replays"
+    no_failures
+}
+
+@test "solver loop on the legacy default stream: one graph, exact results" {
+    ag "$H/copies" solver pinned 40 legacy
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(stat graphs.replays)" 38
+    assert_equal "$(fc memcpy_nodes_added)" 1
     no_failures
 }
 

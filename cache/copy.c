@@ -2,6 +2,7 @@
 #include "cache/copy.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,6 +92,37 @@ static int mem_kind(CUdeviceptr p)
     if (type == CU_MEMORYTYPE_HOST)
         return AG_MEM_PINNED;
     return AG_MEM_MANAGED; /* anything else (arrays, unified): never a node */
+}
+
+/* What a pointer is, remembered per thread (programs copy to and from the same few buffers
+ * every iteration; each answer costs two driver calls). A free, unregistration or context
+ * teardown may give an address another kind: every such call forgets all answers first
+ * (ag_copy_forget). An address that becomes pinned (cuMemHostRegister) may be remembered as
+ * pageable for a while: it is then only not held. */
+typedef struct kind_slot {
+    CUdeviceptr p;
+    unsigned long gen;
+    int kind;
+} kind_slot;
+static atomic_ulong g_kind_gen = 1;
+static __thread kind_slot t_kinds[16] __attribute__((tls_model("initial-exec")));
+
+void ag_copy_forget(void)
+{
+    atomic_fetch_add_explicit(&g_kind_gen, 1, memory_order_acq_rel);
+}
+
+static int mem_kind_cached(CUdeviceptr p)
+{
+    unsigned long gen = atomic_load_explicit(&g_kind_gen, memory_order_acquire);
+    kind_slot *k = &t_kinds[(uint64_t)p * 0x9E3779B97F4A7C15ull >> 60]; /* 16 slots */
+    if (k->p == p && k->gen == gen)
+        return k->kind;
+    int kind = mem_kind(p);
+    k->p = p;
+    k->gen = gen;
+    k->kind = kind;
+    return kind;
 }
 
 /* Whether an operation with these kinds may be a graph node under mode. */
@@ -331,8 +363,8 @@ int ag_copy_offer(const ag_copy *op, CUresult *res)
     ag_stream *st = ag_stream_of(op->stream, op->ptsz);
     if (!st || ag_rest_order_passes(st))
         return 0;
-    int dk = mem_kind(op->dst);
-    int sk = is_memset(op->entry) ? AG_MEM_NONE : mem_kind(op->src);
+    int dk = mem_kind_cached(op->dst);
+    int sk = is_memset(op->entry) ? AG_MEM_NONE : mem_kind_cached(op->src);
     if (!may_hold(mode, op->entry, dk, sk))
         return 0;
     pthread_once(&g_lay_once, lay_init);

@@ -49,6 +49,10 @@ typedef struct ag_copy {
  * driver, as for any other stream operation. */
 int ag_copy_offer(const ag_copy *op, CUresult *res);
 
+/* Memory may change kind (a free, an unregistration, a context torn down): what was learned
+ * about pointers is forgotten. Called before every such call. */
+void ag_copy_forget(void);
+
 /* ---- for the engine's other files ------------------------------------------------------- */
 
 struct ag_stream;

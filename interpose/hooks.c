@@ -16,11 +16,12 @@
 /* What each kind of ordering point tells the engine, before and after the real call. */
 #define AG_PRE_STREAM(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
-#define AG_PRE_ALL(s, ptsz) ag_order_all()
+/* frees and teardowns may give an address another memory kind (cache/copy.h) */
+#define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all())
 /* Handles of unloaded functions (or of a torn-down context's) may come back for others. */
-#define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_order_invalidate())
+#define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_copy_forget(), ag_order_invalidate())
 #define AG_PRE_DESTROY(s, ptsz) ag_order_stream_destroy(s)
-#define AG_PRE_FREE_ASYNC(s, ptsz) ag_order_all()
+#define AG_PRE_FREE_ASYNC(s, ptsz) (ag_copy_forget(), ag_order_all())
 #define AG_PRE_CAPTURE_BEGIN(s, ptsz) ag_order_capture_begin(s, ptsz)
 #define AG_PRE_CAPTURE_END(s, ptsz) ag_order_stream(s, ptsz)
 /* Async memsets and copies (class COPY) are offered to the engine first; when it does not

@@ -4,10 +4,11 @@
  * read right after the ordering point that ends each iteration (a stream sync, or an event
  * record + event sync), and must be there then, as eagerly.
  *
- * Usage: copies solver pinned|pageable|managed [iterations=40] [diverge]
+ * Usage: copies solver pinned|pageable|managed [iterations=40] [diverge|legacy]
  *          the iterative-solver loop: memset(d_sum) + kernel + DtoH read-back + sync, into
  *          pinned or pageable host memory, or with a managed d_sum; diverge: every 5th
- *          iteration has one more kernel before the read-back (held records go out eagerly)
+ *          iteration has one more kernel before the read-back (held records go out eagerly);
+ *          legacy: on the legacy default stream (NULL)
  *        copies dtod [iterations=40]
  *          memsetD8, DtoD copy (_ptsz entry point), kernel, memsetD16, cuMemcpyAsync to
  *          pinned memory, DtoH to pinned memory, sync
@@ -38,11 +39,12 @@ static void end_iteration(CUstream s, CUevent ev, long it)
 
 static uint64_t host_pageable[2];
 
-static int solver(const char *mode, long iters, int diverge)
+static int solver(const char *mode, long iters, int diverge, int legacy)
 {
     CUfunction ACC = hx_kernel_acc("solver_acc"), X = hx_kernel_rec("solver_extra");
-    CUstream s;
-    CK(cuStreamCreate(&s, 0));
+    CUstream s = NULL;
+    if (!legacy)
+        CK(cuStreamCreate(&s, 0));
     CUevent ev;
     CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
     hx_log *log = hx_log_new((uint32_t)(iters * 2 + 8));
@@ -89,7 +91,8 @@ static int solver(const char *mode, long iters, int diverge)
         hx_log_expect(log, nlog, exp, n, "solver", it);
         nlog += n;
     }
-    CK(cuStreamDestroy_v2(s));
+    if (!legacy)
+        CK(cuStreamDestroy_v2(s));
     hx_pass("copies solver");
     return 0;
 }
@@ -174,7 +177,8 @@ int main(int argc, char **argv)
     hx_init();
     if (!strcmp(what, "solver"))
         return solver(argc > 2 ? argv[2] : "pinned", hx_arg(argc, argv, 3, 40),
-                      argc > 4 && !strcmp(argv[4], "diverge"));
+                      argc > 4 && !strcmp(argv[4], "diverge"),
+                      argc > 4 && !strcmp(argv[4], "legacy"));
     if (!strcmp(what, "dtod"))
         return dtod(hx_arg(argc, argv, 2, 40));
     if (!strcmp(what, "htod"))
