@@ -165,6 +165,17 @@ no_failures() {
     done
 }
 
+@test "pageable memory that the driver calls host memory (HMM) is still never held" {
+    ag env FAKECUDA_HMM=1 AUTOGRAPH_COPY_NODES=all "$H/copies" htod pageable 40
+    assert_success
+    assert_output --partial "PASS copies htod"
+    assert_equal "$(fc memcpy_nodes_added)" 1
+    ag env FAKECUDA_HMM=1 "$H/copies" solver pageable 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(fc memcpy_nodes_added)" 0
+}
+
 @test "HtoD from pinned memory is held: both copies are nodes" {
     ag "$H/copies" htod pinned 40
     assert_success

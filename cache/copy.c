@@ -89,8 +89,17 @@ static int mem_kind(CUdeviceptr p)
         return AG_MEM_MANAGED;
     if (type == CU_MEMORYTYPE_DEVICE)
         return AG_MEM_DEVICE;
-    if (type == CU_MEMORYTYPE_HOST)
-        return AG_MEM_PINNED;
+    if (type == CU_MEMORYTYPE_HOST) {
+        /* host memory is pinned only inside a cuMemAllocHost / cuMemHostAlloc allocation: a
+         * driver with heterogeneous memory management may call pageable memory "host" too,
+         * and holding a copy from pageable memory would read it too late (registered memory
+         * is not told apart from that: it is treated as pageable, never wrongly held) */
+        unsigned int flags;
+        return ag_drv.cuMemHostGetFlags &&
+                       !ag_drv.cuMemHostGetFlags(&flags, (void *)(uintptr_t)p)
+                   ? AG_MEM_PINNED
+                   : AG_MEM_PAGEABLE;
+    }
     return AG_MEM_MANAGED; /* anything else (arrays, unified): never a node */
 }
 

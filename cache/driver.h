@@ -63,6 +63,7 @@
     X(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream))                            \
     X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                       \
     X(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr))                        \
+    X(cuMemHostGetFlags, (unsigned int *, void *))                                              \
     X(cuGraphAddMemsetNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,               \
                              const CUDA_MEMSET_NODE_PARAMS *, CUcontext))                      \
     X(cuGraphAddMemcpyNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,               \

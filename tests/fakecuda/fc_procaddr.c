@@ -100,6 +100,7 @@ static const struct {
     P("cuMemcpyAsync", cuMemcpyAsync, cuMemcpyAsync_ptsz),
     P("cuMemAllocManaged", cuMemAllocManaged, NULL),
     P("cuPointerGetAttribute", cuPointerGetAttribute, NULL),
+    P("cuMemHostGetFlags", cuMemHostGetFlags, NULL),
     P("cuGraphAddMemsetNode", cuGraphAddMemsetNode, NULL),
     P("cuGraphAddMemcpyNode", cuGraphAddMemcpyNode, NULL),
     P("cuGraphMemsetNodeSetParams", cuGraphMemsetNodeSetParams, NULL),

@@ -1528,6 +1528,20 @@ FC_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute
     if (!data)
         return fc_err(CUDA_ERROR_INVALID_VALUE);
     int k = fc_mem_kind((uintptr_t)ptr, 1);
+    static int hmm = -1; /* FAKECUDA_HMM=1: pageable memory is "host" memory, as a driver with
+                          * heterogeneous memory management may say */
+    if (hmm < 0) {
+        const char *e = getenv("FAKECUDA_HMM");
+        hmm = e && !strcmp(e, "1");
+    }
+    if (k < 0 && hmm && attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+        *(unsigned int *)data = CU_MEMORYTYPE_HOST;
+        return CUDA_SUCCESS;
+    }
+    if (k < 0 && hmm && attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+        *(unsigned int *)data = 0;
+        return CUDA_SUCCESS;
+    }
     if (k < 0)
         return CUDA_ERROR_INVALID_VALUE; /* a normal answer for pageable memory: not counted */
     switch ((int)attribute) {
@@ -1540,6 +1554,16 @@ FC_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute
     default:
         return fc_err(CUDA_ERROR_NOT_SUPPORTED);
     }
+}
+
+/* Fails unless p lies in a cuMemAllocHost / cuMemHostAlloc allocation (flags: always 0). */
+FC_EXPORT CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    FC_ENTER();
+    if (!pFlags || fc_mem_kind((uintptr_t)p, 1) != 1)
+        return CUDA_ERROR_INVALID_VALUE; /* the answer for other memory: not counted */
+    *pFlags = 0;
+    return CUDA_SUCCESS;
 }
 
 FC_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
