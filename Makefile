@@ -10,7 +10,9 @@ BUILD     ?= build
 CFLAGS    ?= -O2 -g
 VERSION   := 0.1.0
 
-AG_CPPFLAGS := -I. -I$(CUDA)/include -D_GNU_SOURCE -DAG_VERSION=\"$(VERSION)\"
+# CPPFLAGS: extra preprocessor flags for the library, the CLI and the unit tests (-DAG_DEBUG for a
+# debug build, include directories for a cross build).
+AG_CPPFLAGS := -I. -I$(CUDA)/include -D_GNU_SOURCE -DAG_VERSION=\"$(VERSION)\" $(CPPFLAGS)
 AG_CFLAGS   := -std=c11 -fPIC -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers
 LIB_SRCS    := $(wildcard interpose/*.c cache/*.c policy/*.c)
@@ -19,7 +21,7 @@ LIB         := $(BUILD)/libautograph.so
 CLI         := $(BUILD)/autograph
 
 .PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks \
-        check-sanitizers fuzz demo selftime
+        check-sanitizers fuzz demo selftime test-debug cross-aarch64
 all: lib cli apps
 
 lib: $(LIB)
@@ -48,9 +50,11 @@ deps:
 	@scripts/install-deps.sh
 
 # The README's test command: unit tests, CPU integration tests (the fake-driver harness
-# included), the short sanitizer and fuzzing runs, then the GPU tests (which skip with a
-# reason where no GPU is visible).
-test: lib cli test-unit check-hooks test-cpu test-sanitizers-short test-gpu
+# included), the unit tests and the harness again on a debug build, the short sanitizer and
+# fuzzing runs, the aarch64 cross build (its unit tests under qemu-user), then the GPU tests
+# (which skip with a reason where no GPU is visible).
+test: lib cli test-unit check-hooks test-cpu test-debug test-sanitizers-short cross-aarch64 \
+      test-gpu
 
 check-hooks:
 	python3 tools/gen_hooks.py --check --cuda-include $(CUDA)/include
@@ -63,6 +67,45 @@ test-gpu: lib cli apps
 
 demo: lib cli apps
 	@scripts/demo.sh
+
+# The unit tests and bats/cpu_harness.bats on a debug build, build/debug: AG_ASSERT checks the
+# engine's invariants (cache/debug.h). The bats file finds its build through
+# $BATS_TEST_DIRNAME/../build, so it runs from a tree whose build/ is the debug build (as
+# tests/sanitize.mk does for the sanitized builds).
+DEBUG_BUILD := $(BUILD)/debug
+test-debug:
+	@echo "== unit tests and bats/cpu_harness.bats on the debug build $(DEBUG_BUILD)"
+	@$(MAKE) --no-print-directory BUILD=$(DEBUG_BUILD) CFLAGS="-O1 -g" CPPFLAGS="-DAG_DEBUG" \
+	    lib harness test-unit
+	@mkdir -p $(DEBUG_BUILD)/bats-tree/bats
+	@ln -sfn $(abspath bats/cpu_harness.bats) $(DEBUG_BUILD)/bats-tree/bats/cpu_harness.bats
+	@ln -sfn .. $(DEBUG_BUILD)/bats-tree/build
+	@bats $(DEBUG_BUILD)/bats-tree/bats/cpu_harness.bats
+
+# The library, the CLI and the unit tests cross-compiled for aarch64 with Debian's
+# gcc-aarch64-linux-gnu into build/aarch64; the unit tests then run under qemu-user. Skips
+# (saying so) where the cross compiler is not installed. The CUDA headers are the host's
+# ($(CUDA)/include is the same on every architecture); uthash and xxhash are header-only, so
+# the host's two headers serve, alone in a directory of their own (not all of /usr/include).
+CROSS_AARCH64 ?= aarch64-linux-gnu-
+QEMU_AARCH64  ?= qemu-aarch64
+AARCH64_BUILD := $(BUILD)/aarch64
+cross-aarch64:
+	@if ! command -v $(CROSS_AARCH64)gcc >/dev/null; then \
+	    echo "cross-aarch64: SKIPPED: $(CROSS_AARCH64)gcc is not installed" \
+	         "(Debian: apt-get install gcc-aarch64-linux-gnu)"; exit 0; fi; \
+	echo "== aarch64 cross build into $(AARCH64_BUILD)"; \
+	mkdir -p $(AARCH64_BUILD)/include && \
+	ln -sf /usr/include/uthash.h /usr/include/xxhash.h $(AARCH64_BUILD)/include/ && \
+	$(MAKE) --no-print-directory BUILD=$(AARCH64_BUILD) CC=$(CROSS_AARCH64)gcc \
+	    CPPFLAGS="-I$(abspath $(AARCH64_BUILD)/include)" lib cli unit-bins && \
+	if command -v $(QEMU_AARCH64) >/dev/null; then \
+	    echo "== unit tests on aarch64 ($(QEMU_AARCH64))"; \
+	    for t in $(UNIT_TESTS); do \
+	        $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu $(AARCH64_BUILD)/tests/$$t || exit 1; done; \
+	else \
+	    echo "cross-aarch64: unit tests not run: $(QEMU_AARCH64) is not installed" \
+	         "(Debian: apt-get install qemu-user)"; fi
 
 # A development build that prints libautograph's own time per launch and per stream ordering
 # point at exit (cache/selftime.h): build/selftime/libautograph.so.

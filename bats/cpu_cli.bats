@@ -53,7 +53,7 @@ setup() { load helpers; }
              DENY PROFILE BENEFIT FAULT; do
         assert_line --regexp "^AUTOGRAPH_$o "
     done
-    assert_line --regexp '^AUTOGRAPH_MAX_NODES +128 +64 '
+    assert_line --regexp '^AUTOGRAPH_MAX_NODES +1024 +64 '
 }
 
 # Every option: a valid value is taken silently; a garbage one gives exactly one warning naming
@@ -72,7 +72,7 @@ option_case() { # name valid garbage default
 
 @test "option DISABLE: valid and garbage" { option_case DISABLE 1 maybe 0; }
 @test "option MIN_REPEATS: valid and garbage" { option_case MIN_REPEATS 5 -2 3; }
-@test "option MAX_NODES: valid and garbage" { option_case MAX_NODES 256 99999 128; }
+@test "option MAX_NODES: valid and garbage" { option_case MAX_NODES 256 99999 1024; }
 @test "option MAX_GRAPHS: valid and garbage" { option_case MAX_GRAPHS 64 many 512; }
 @test "option MAX_GRAPH_MEM: valid and garbage" { option_case MAX_GRAPH_MEM 1G 12Q 256M; }
 @test "option MAX_HOLD_US: valid and garbage" { option_case MAX_HOLD_US 500 0 2000; }

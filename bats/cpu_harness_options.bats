@@ -20,7 +20,7 @@ garbage_case() { # NAME GARBAGE DEFAULT
 
 @test "library: DISABLE garbage" { garbage_case DISABLE maybe 0; }
 @test "library: MIN_REPEATS garbage" { garbage_case MIN_REPEATS -2 3; }
-@test "library: MAX_NODES garbage" { garbage_case MAX_NODES 99999 128; }
+@test "library: MAX_NODES garbage" { garbage_case MAX_NODES 99999 1024; }
 @test "library: MAX_GRAPHS garbage" { garbage_case MAX_GRAPHS many 512; }
 @test "library: MAX_GRAPH_MEM garbage" { garbage_case MAX_GRAPH_MEM -4G 256M; }
 @test "library: MAX_HOLD_US garbage" { garbage_case MAX_HOLD_US 0 2000; }

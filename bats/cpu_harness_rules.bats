@@ -79,3 +79,14 @@ save_profile() {
     assert_equal "$(s profile.loaded)" 1
     assert_equal "$(s profile.used)" 1
 }
+
+@test "decode: a 290-launch step between a copy in and a read-back is one sequence, exact" {
+    # longer than a graph used to be (128 launches): held as one template and replayed in
+    # pieces, not cut into chunks that drift from step to step
+    ag "$H/decode" 60
+    assert_success
+    assert_output --partial "PASS decode"
+    [ "$(s sequences.templates)" = 1 ] || fail "templates: $(s sequences.templates)"
+    [ "$(s flushes.divergence)" = 0 ] || fail "divergences: $(s flushes.divergence)"
+    at_least launches.replayed $((50 * 290))
+}

@@ -6,8 +6,9 @@ variant once, back to back, so slow drift of the host hits all of them alike; th
 rotates from one repetition to the next, so no variant always runs first or last). Runs and
 ratios are bench/run.py's.
 
-A variant is NAME=ITEMS, ITEMS a comma-separated list of `preload` (LD_PRELOAD the library)
-and ENV=VALUE settings; the first variant is the reference of the ratios.
+A variant is NAME=ITEMS, ITEMS a comma-separated list of `preload` (LD_PRELOAD the library),
+`preload=PATH` (LD_PRELOAD that build of it: compare two builds) and ENV=VALUE settings; the
+first variant is the reference of the ratios.
 
   bench/ab.py --reps 15 eager= ag=preload ag-disabled=preload,AUTOGRAPH_DISABLE=1 \\
       -- build/kernels/irregular --iters=5000 --warmup=50
@@ -31,6 +32,8 @@ def parse_variant(spec):
     for it in filter(None, items.split(",")):
         if it == "preload":
             preload = True
+        elif it.startswith("preload="):
+            preload = it.partition("=")[2]
         elif "=" in it:
             k, _, v = it.partition("=")
             env[k] = v
@@ -57,7 +60,7 @@ def main():
     cpus = cpu_set(a.cpus) if a.cpus else None
     for rep in range(a.reps):
         for name, env, pre in V[rep % len(V):] + V[:rep % len(V)]:
-            t, ck, _ = run(cmd, env, pre, a.lib, cpus)
+            t, ck, _ = run(cmd, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
             if t is None:
                 sys.exit("ab.py: %s: the app's graph mode is unsupported here" % name)
             times[name].append(t)

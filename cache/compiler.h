@@ -1,4 +1,4 @@
-/* What differs between compilers and CPUs: branch hints, the spin-wait pause, a cycle counter. */
+/* What differs between compilers and CPUs: branch hints, the spin-wait pause, a tick counter. */
 #ifndef AG_COMPILER_H
 #define AG_COMPILER_H
 

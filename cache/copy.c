@@ -284,6 +284,9 @@ static int have_driver(void)
            ag_drv.cuGraphExecMemcpyNodeSetParams;
 }
 
+/* A copy's shape has no attributes (never read: its kind is not AG_KIND_ATTRS). */
+static const CUlaunchAttribute no_attrs[1];
+
 /* Holds op (the record's values copied now; host data never is). */
 static int hold(ag_stream *st, const ag_copy *op, const ag_shape *sh, uint64_t h)
 {
@@ -292,7 +295,7 @@ static int hold(ag_stream *st, const ag_copy *op, const ag_shape *sh, uint64_t h
     ag_launch l;
     memset(&l, 0, sizeof l);
     l.params = params;
-    return ag_hold_one(st, &l, ag_copy_layout(sh->fn), sh, h, NULL);
+    return ag_hold_one(st, &l, ag_copy_layout(sh->fn), sh, h, no_attrs);
 }
 
 /* Under st->mu: the copy joins the occurrence under way, starts one, or goes out now as a
@@ -314,8 +317,8 @@ static int offer_locked(ag_stream *st, const ag_copy *op, const ag_shape *sh, ui
             ag_flush_locked(st, AG_ST_FL_DIVERGE);
             goto idle;
         }
-        if (!ag_node_matches(st->cand, st->pos + st->nheld, sh, h, NULL)) {
-            ag_tmpl *U = ag_switch_candidate(st, sh, h, NULL);
+        if (!ag_node_matches(st->cand, st->pos + st->nheld, sh, h, no_attrs)) {
+            ag_tmpl *U = ag_switch_candidate(st, sh, h, no_attrs);
             if (!U) {
                 ag_flush_locked(st, AG_ST_FL_DIVERGE);
                 goto idle;
@@ -332,7 +335,7 @@ static int offer_locked(ag_stream *st, const ag_copy *op, const ag_shape *sh, ui
     }
 idle:;
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
-    ag_tmpl *T = captures ? NULL : ag_find_start(st, sh, h, NULL);
+    ag_tmpl *T = captures ? NULL : ag_find_start(st, sh, h, no_attrs);
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
         T = NULL;
     if (T) {
@@ -347,7 +350,7 @@ idle:;
         st->cand = NULL;
     }
     ag_tmpl *U = st->ntmpl && ag_learn_starting(&st->learn) && !captures
-                     ? ag_find_trial_start(st, sh, h, NULL)
+                     ? ag_find_trial_start(st, sh, h, no_attrs)
                      : NULL;
     if (U)
         ag_mark_begin(st, U, 0);
@@ -383,7 +386,6 @@ int ag_copy_offer(const ag_copy *op, CUresult *res)
     sh.ctx = st->ctx;
     sh.grid[0] = sh.grid[1] = sh.grid[2] = 1;
     sh.block[0] = sh.block[1] = sh.block[2] = 1;
-    sh.psize = sizeof(copy_vals);
     sh.kind = AG_KIND_COPY;
     sh.attr_hash = op->n;
     uint64_t h = ag_shape_hash(&sh);

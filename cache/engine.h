@@ -33,6 +33,10 @@ typedef struct ag_launch {
 
 static inline int ag_entry_ptsz(int entry) { return entry & 1; }
 
+/* The program initialises CUDA (cuInit): the engine's set-up that needs no launch happens
+ * now, outside whatever the program times later (options, the profile). */
+void ag_engine_prepare(void);
+
 /* A kernel launch. Returns what the application must see for this call. */
 CUresult ag_launch_kernel(const ag_launch *l);
 

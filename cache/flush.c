@@ -11,6 +11,8 @@
 #include "cache/internal.h"
 #include "cache/profile.h"
 
+/* ---- flushing (the stream's lock held) -------------------------------------------------- */
+
 /* Issues one held launch as the application made it, on the stream's canonical handle. */
 static CUresult issue(ag_stream *st, const ag_rec *r)
 {
@@ -39,6 +41,7 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
 
 void ag_issue_held(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     for (uint32_t i = 0; i < st->nheld; i++) {
         CUresult r = issue(st, &st->held[i]);
         if (r != CUDA_SUCCESS) {
@@ -52,6 +55,7 @@ void ag_issue_held(ag_stream *st)
 
 void ag_flush_locked(ag_stream *st, enum ag_stat reason)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     if (!st->cand)
         return;
     ag_stat_inc(reason);
@@ -76,23 +80,14 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
 
 void ag_order_locked(ag_stream *st, enum ag_stat reason)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     ag_flush_locked(st, reason);
     ag_closed c;
     if (st->held && ag_learn_order(&st->learn, &c))
         ag_on_closed(st, &c);
 }
 
-/* ---- per-thread default streams ---------------------------------------------------------- */
-
-/* The owner thread, before anything else on its per-thread stream: if another thread flushed
- * held work to the side stream, later work must wait for it. */
-void ag_ptds_join(ag_stream *st)
-{
-    if (st->join_pending) {
-        ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
-        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
-    }
-}
+/* ---- per-thread default streams --------------------------------------------------------- */
 
 /* The owner thread, as a hold begins: marks what the stream holds so far, so that a flush from
  * another thread can order the side stream after it. */
@@ -135,6 +130,7 @@ typedef struct {
 
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     /* Called from a thread whose current context may not be the stream's (a free in another
      * context, the watchdog, exit): what we issue must go to the stream's context. */
     CUcontext cur = NULL;
@@ -195,6 +191,8 @@ __attribute__((noinline)) void ag_cross_flush_slow(ag_stream *st)
         pthread_mutex_unlock(&ag_registry_mu);
     }
 }
+
+/* ---- the hold watchdog's call ----------------------------------------------------------- */
 
 typedef struct {
     uint64_t now, max_age;

@@ -17,7 +17,7 @@
 /* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
 #define AG_MAX_TEMPLATES 2048
 
-/* ---- a template's making and freeing -------------------------------------------------- */
+/* ---- a template's making and freeing ---------------------------------------------------- */
 
 ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
 {
@@ -33,7 +33,7 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         n->shape_hash = hashes[i];
         n->lay = shapes[i].kind == AG_KIND_COPY ? ag_copy_layout(shapes[i].fn) /* copy.h */
                                                 : ag_layout_get(shapes[i].fn);
-        if (!n->lay || n->lay->size != shapes[i].psize)
+        if (!n->lay || !n->lay->graphable || n->lay->size > AG_MAX_PARAM_BYTES)
             goto fail;
         size_t sz = n->lay->size ? n->lay->size : 1;
         if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))
@@ -112,6 +112,7 @@ static void occurred(ag_tmpl *T, int graph, int build, uint64_t t)
 
 void ag_hold_begin(ag_stream *st, uint64_t now)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->nheld == 1 && st->cand);
     st->hold_t0 = st->occ_t0 = now;
     st->pos = st->piece = 0;
     st->occ_built = 0;
@@ -126,6 +127,7 @@ void ag_hold_begin(ag_stream *st, uint64_t now)
  * relaxed atomic stores, so such reads are not data races. */
 void ag_hold_end(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->nheld > 0);
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
     st->cand = NULL;
@@ -155,6 +157,9 @@ static uint8_t *arena_take(ag_stream *st, size_t n, uint32_t *off)
 int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
                     uint64_t h, const CUlaunchAttribute *at)
 {
+    /* what is held is a piece of st->cand, and fits the held list */
+    AG_ASSERT(ag_lock_held(&st->mu) && st->cand && st->held);
+    AG_ASSERT(st->pos + st->nheld < st->cand->len);
     if (st->nheld >= st->learn.max_nodes)
         return -1; /* never past the held array, whatever a template claims */
     if (!st->nheld && st->pos)
@@ -175,16 +180,6 @@ int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const a
     __atomic_store_n(&st->nheld, st->nheld + 1, __ATOMIC_RELAXED);
     ag_stat_inc(AG_ST_HELD);
     return 0;
-}
-
-int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
-                        const CUlaunchAttribute *at)
-{
-    if (k >= T->len || T->nodes[k].shape_hash != h || !ag_shape_eq(&T->nodes[k].shape, sh))
-        return 0;
-    /* attributes are fingerprinted in the shape; a built node knows them exactly */
-    return sh->kind != AG_KIND_ATTRS || !T->nodes[k].node ||
-           !memcmp(T->nodes[k].attrs, at, sh->nattrs * sizeof *at);
 }
 
 static ag_bucket *bucket_of(ag_stream *st, uint64_t first_hash)
@@ -294,7 +289,7 @@ void ag_learn_held(ag_stream *st)
         ag_learn_launch(st, st->held[i].shape_hash, &st->held[i].shape, i ? 0 : st->hold_t0);
 }
 
-/* ---- the template index ---------------------------------------------------------------- */
+/* ---- the template index ----------------------------------------------------------------- */
 
 static void insert_template(ag_stream *st, ag_tmpl *T)
 {
@@ -332,7 +327,9 @@ static void insert_template(ag_stream *st, ag_tmpl *T)
     st->ntmpl++;
 }
 
-/* A ag_provisional template (from the profile) has been held whole: it becomes a real template,
+/* ---- completing a hold ------------------------------------------------------------------ */
+
+/* A provisional template (from the profile) has been held whole: it becomes a real template,
  * made of the launches actually held. Returns it, or NULL. */
 static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
 {
@@ -395,12 +392,21 @@ static void piece_go(ag_stream *st)
     st->piece++;
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
+    /* a per-thread stream: what another thread may flush of the next piece must follow this
+     * piece, not only the occurrence's start (see ag_ptds_mark) */
+    if (st->kind == AG_SK_PTDS && ag_ptds_mark(st)) {
+        uint32_t n = st->pos;
+        ag_mark_end(st, NULL, 0);
+        ag_hold_end(st);
+        ag_learn_replayed(&st->learn, n);
+    }
 }
 
 /* The held launches end st->cand's last piece: it goes to the GPU, and the occurrence is
  * done. */
 void ag_complete(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     ag_tmpl *T = st->cand;
     int built = 0;
     if (T->prof && !(T = st->cand = adopt_provisional(st, T))) {
@@ -410,16 +416,18 @@ void ag_complete(ag_stream *st)
         ag_learn_replayed(&st->learn, n);
         return;
     }
+    uint32_t n = st->pos + st->nheld;
+    /* the host's time per held launch, before this replay's own work (a build, say) */
+    uint64_t held_ns = T->planned ? 0 : (ag_now_ns() - st->occ_t0) / n;
     if (ag_tmpl_replay(st, T, st->piece, &built)) {
         piece_failed(st, T);
         return;
     }
-    uint32_t n = st->pos + st->nheld;
     T->replays++;
     ag_mark_end(st, T, st->occ_built | built);
     occurred(T, 1, st->occ_built | built, st->occ_t0);
-    if (!T->planned) /* the host's time per held launch, measured now: cut T into pieces */
-        plan(st, T, (ag_now_ns() - st->occ_t0) / n);
+    if (!T->planned) /* measured now: cut T into pieces */
+        plan(st, T, held_ns);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);
@@ -458,7 +466,7 @@ void ag_hold_abort(ag_stream *st)
     ag_hold_end(st);
 }
 
-/* ---- learning ------------------------------------------------------------------------- */
+/* ---- learning --------------------------------------------------------------------------- */
 
 void ag_on_closed(ag_stream *st, const ag_closed *c)
 {
@@ -547,6 +555,7 @@ ag_tmpl *ag_discard_provisional(ag_tmpl *T)
  * what it learned (kept for the profile first). */
 void ag_stream_empty(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu));
     ag_flush_locked(st, AG_ST_FL_ALL);
     ag_profile_keep(st); /* what it learned outlives it in the profile */
     for (ag_tmpl *T = st->tmpls, *next; T; T = next) {

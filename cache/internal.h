@@ -6,6 +6,8 @@
 
 #include "policy/stats.h"
 #include "cache/compiler.h"
+#include "cache/debug.h"
+#include "cache/driver.h"
 #include "cache/graph.h"
 #include "cache/process.h"
 #include "cache/rest.h"
@@ -21,11 +23,28 @@ enum ag_engine_state {
 
 /* ---- life.c: start, exit, fork ---------------------------------------------------------- */
 
-/* Initialises on first use; true when launches may be held. */
-int ag_engine_on(void);
+/* Initialises the engine (once, whoever calls first); returns its state. */
+int ag_engine_init(void);
+
+/* Initialises on first use; true when launches may be held. (Inline, as the two below: every
+ * launch and ordering point asks.) */
+static inline int ag_engine_on(void)
+{
+    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
+    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT))
+        s = ag_engine_init();
+    return s == AG_ENGINE_ON;
+}
+
 /* True when the engine runs (never initialises: ordering points before any launch hold
  * nothing). */
-int ag_engine_started(void);
+static inline int ag_engine_started(void)
+{
+    return atomic_load_explicit(&ag_hot.state, memory_order_acquire) == AG_ENGINE_ON;
+}
+
+/* Larger argument blocks pass through: copying them costs more than a launch saves. */
+#define AG_MAX_PARAM_BYTES 4096
 
 /* ---- launch.c: the launch path ---------------------------------------------------------- */
 
@@ -51,9 +70,17 @@ void ag_hold_end(ag_stream *st);
 int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
                 uint64_t h, const CUlaunchAttribute *at);
 
-/* Whether node k of T is this launch. */
-int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
-                    const CUlaunchAttribute *at);
+/* Whether node k of T is this launch (inline: asked for every held launch). */
+static inline int ag_node_matches(const ag_tmpl *T, uint32_t k, const ag_shape *sh, uint64_t h,
+                                  const CUlaunchAttribute *at)
+{
+    if (k >= T->len || T->nodes[k].shape_hash != h || !ag_shape_eq(&T->nodes[k].shape, sh))
+        return 0;
+    /* attributes are fingerprinted in the shape; a built node knows them exactly */
+    return sh->kind != AG_KIND_ATTRS || !T->nodes[k].node ||
+           !memcmp(T->nodes[k].attrs, at, sh->nattrs * sizeof *at);
+}
+
 /* Another template that the held launches begin and that continues with this launch. */
 ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
                              const CUlaunchAttribute *at);
@@ -105,10 +132,20 @@ void ag_flush_stale(uint64_t now, uint64_t max_age);
 /* Issues the held launches eagerly, in order. */
 void ag_issue_held(ag_stream *st);
 
-/* Per-thread default streams: the owner joins what another thread flushed to the side stream
- * (before anything else on the stream), and marks where a hold begins. */
-void ag_ptds_join(ag_stream *st);
+/* Per-thread default streams: the owner marks where a hold begins, and joins the side stream. */
 int ag_ptds_mark(ag_stream *st);
+
+/* The owner thread, before anything else on its per-thread stream: if another thread flushed
+ * held work to the side stream, later work must wait for it (inline: every launch on a
+ * per-thread stream asks). */
+static inline void ag_ptds_join(ag_stream *st)
+{
+    AG_ASSERT(ag_lock_held(&st->mu));
+    if (st->join_pending) {
+        ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
+        __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
+    }
+}
 
 /* The legacy stream rule: work on a blocking stream waits for the legacy default stream of
  * its context and vice versa, so before anything is issued or held on one side, the other
@@ -131,6 +168,7 @@ static inline void ag_cross_flush(ag_stream *st)
  * stream rule of the other side. Called with st->mu held, after every change. */
 static inline void ag_sync_open(ag_stream *st)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && (st->nheld == 0) == (st->cand == NULL));
     uint8_t open = st->nheld > 0 || (st->held && st->learn.len > 0);
     if (AG_LIKELY(open == st->open) || st->kind == AG_SK_DEAD ||
         (!st->blocking && st->kind != AG_SK_LEGACY))

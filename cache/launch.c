@@ -10,12 +10,9 @@
 #include "cache/profile.h"
 #include "cache/selftime.h"
 
-/* Larger argument blocks pass through: copying them costs more than a launch saves. */
-#define AG_MAX_PARAM_BYTES 4096
-
 __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
 
-/* ---- passing through ------------------------------------------------------------------ */
+/* ---- passing through -------------------------------------------------------------------- */
 
 /* The launch as the application made it (timed as the driver's in a selftime build). */
 static inline CUresult pass_timed(const ag_launch *l)
@@ -86,7 +83,7 @@ __attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
     }
 }
 
-/* ---- the launch, step by step ------------------------------------------------------------ */
+/* ---- the launch, step by step ----------------------------------------------------------- */
 
 static CUresult launch_kernel(const ag_launch *l);
 
@@ -164,21 +161,37 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 
 static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
 {
+    AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     if (ag_stream_prepare(st))
         return passthrough(l);
-    const ag_layout *lay = ag_layout_get(l->f);
     ag_shape sh;
     CUlaunchAttribute at[AG_MAX_ATTRS];
-    if (!lay || !lay->graphable || lay->size > AG_MAX_PARAM_BYTES ||
-        (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config) ||
-        ag_shape_make(l, lay, st->ctx, &sh, at)) {
+    int first = 0;
+    /* the parameter layout: asked of the driver the second time a function is seen, so a
+     * kernel launched once never pays for it (it can be in no template yet anyway) -- unless a
+     * profile may hold it from its very first launch */
+    const ag_layout *lay =
+        ag_profile_active() ? ag_layout_get(l->f) : ag_layout_get_seen(l->f, &first);
+    enum ag_stat why = (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config)
+                           ? AG_ST_UNG_ATTR
+                       : first                                ? AG_ST_COUNT
+                       : !lay                                 ? AG_ST_UNG_LAYOUT
+                       : !lay->graphable                      ? AG_ST_UNG_DENIED
+                       : lay->size > AG_MAX_PARAM_BYTES       ? AG_ST_UNG_PSIZE
+                                                              : AG_ST_COUNT;
+    if (why == AG_ST_COUNT && ag_shape_make(l, lay, st->ctx, &sh, at))
+        why = AG_ST_UNG_ATTR;
+    if (why != AG_ST_COUNT) {
         ag_stat_inc(AG_ST_OPAQUE);
+        ag_stat_inc(why);
         ag_order_locked(st, AG_ST_FL_DIVERGE);
         return passthrough(l);
     }
     uint64_t h = ag_shape_hash(&sh), now = 0;
 
-    if (st->cand) { /* an occurrence is under way: does this launch continue it? */
+    if (st->cand && !lay) { /* seen for the first time: no template holds it */
+        ag_flush_locked(st, AG_ST_FL_DIVERGE);
+    } else if (st->cand) { /* an occurrence is under way: does this launch continue it? */
         int ok;
         if (st->cand->prof) {
             ag_pshape ps;
@@ -206,9 +219,11 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
 idle:;
     /* an application capture may have begun since the caller looked: then hold nothing (the
      * capture's flush of every stream waits for this lock, so nothing held can be missed) */
-    ag_tmpl *T = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ? NULL
-                                                                         : ag_find_start(st, &sh, h, at);
-    if (!T && !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) && ag_profile_active())
+    ag_tmpl *T = !lay || atomic_load_explicit(&ag_hot.captures, memory_order_acquire)
+                     ? NULL
+                     : ag_find_start(st, &sh, h, at);
+    if (!T && lay && !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) &&
+        ag_profile_active())
         T = ag_provisional(&sh, lay, h);
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
         T = ag_discard_provisional(T);

@@ -8,14 +8,27 @@
 #include "cache/process.h"
 
 ag_hot_t ag_hot __attribute__((aligned(64))) = { .registry_gen = 1 };
-static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT, g_prepare_once = PTHREAD_ONCE_INIT;
+
+/* The engine's state only moves forward: UNINIT, then ON or DISABLED, then EXITING; any state
+ * may become FORKED (in a fork child). */
+static void set_state(enum ag_engine_state to)
+{
+#ifdef AG_DEBUG
+    int from = atomic_load(&ag_hot.state);
+    AG_ASSERT(to == AG_ENGINE_FORKED ||
+              (from == AG_ENGINE_UNINIT && (to == AG_ENGINE_ON || to == AG_ENGINE_DISABLED)) ||
+              ((from == AG_ENGINE_ON || from == AG_ENGINE_DISABLED) && to == AG_ENGINE_EXITING));
+#endif
+    atomic_store(&ag_hot.state, to);
+}
 
 static void at_exit(void)
 {
     if (atomic_load(&ag_hot.state) == AG_ENGINE_FORKED)
         return;
     int was_on = ag_engine_on();
-    atomic_store(&ag_hot.state, AG_ENGINE_EXITING);
+    set_state(AG_ENGINE_EXITING);
     if (was_on)
         ag_flush_all(AG_ST_FL_EXIT);
     ag_profile_save();
@@ -31,35 +44,38 @@ static void before_fork(void)
 static void in_child(void)
 {
     /* The child must never touch the parent's graphs or locks: pass everything through. */
-    atomic_store(&ag_hot.state, AG_ENGINE_FORKED);
+    set_state(AG_ENGINE_FORKED);
+}
+
+/* What can be done before the first launch: options read, the profile loaded. */
+static void prepare(void)
+{
+    if (!ag_opt(AG_OPT_DISABLE))
+        ag_profile_load();
+}
+
+void ag_engine_prepare(void)
+{
+    pthread_once(&g_prepare_once, prepare);
 }
 
 static void init(void)
 {
     atexit(at_exit); /* registered after cudart's own: runs before its teardown */
     pthread_atfork(before_fork, NULL, in_child);
+    ag_engine_prepare();
     if (ag_opt(AG_OPT_DISABLE)) {
-        atomic_store(&ag_hot.state, AG_ENGINE_DISABLED);
+        set_state(AG_ENGINE_DISABLED);
         ag_log(AG_LOG_INFO, "disabled by AUTOGRAPH_DISABLE: launches pass through");
         return;
     }
-    ag_profile_load();
-    atomic_store(&ag_hot.state, AG_ENGINE_ON);
+    set_state(AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
 }
 
-int ag_engine_on(void)
+int ag_engine_init(void)
 {
-    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
-    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT)) {
-        pthread_once(&g_init_once, init);
-        s = atomic_load(&ag_hot.state);
-    }
-    return s == AG_ENGINE_ON;
-}
-
-int ag_engine_started(void)
-{
-    return atomic_load_explicit(&ag_hot.state, memory_order_acquire) == AG_ENGINE_ON;
+    pthread_once(&g_init_once, init);
+    return atomic_load(&ag_hot.state);
 }

@@ -12,11 +12,13 @@
 
 #include "policy/filter.h"
 #include "policy/log.h"
+#include "policy/options.h"
 #include "cache/driver.h"
 #include "cache/shape.h"
 
 typedef struct entry {
     ag_layout lay;
+    uint8_t probed;          /* 0: seen once, not asked about yet (ag_layout_get_seen) */
     UT_hash_handle hh;
 } entry;
 
@@ -78,9 +80,11 @@ static int query(void *h, ag_layout *out)
         name = NULL;
     strncpy(out->name, name ? name : "?", sizeof out->name - 1);
     out->graphable = (uint8_t)ag_filter_allows(out->name);
-    /* identity across runs: handles differ from run to run, names and layouts do not */
+    /* identity across runs: handles differ from run to run, names and layouts do not (the
+     * module's kernel count, one more driver question per kernel, only for profiles) */
     unsigned count = 0;
-    if (out->is_kernel) {
+    if (!ag_opt_str(AG_OPT_PROFILE)[0]) {
+    } else if (out->is_kernel) {
         CUlibrary lib;
         if (ag_drv.cuKernelGetLibrary && !ag_drv.cuKernelGetLibrary(&lib, (CUkernel)h) &&
             ag_drv.cuLibraryGetKernelCount)
@@ -99,13 +103,35 @@ static int query(void *h, ag_layout *out)
     return 0;
 }
 
-static const ag_layout *slow_get(void *h, unsigned epoch)
+/* A function seen for the first time: remembered, not asked about. */
+static void remember(void *h)
+{
+    entry *n = calloc(1, sizeof *n), *e;
+    if (!n)
+        return;
+    n->lay.handle = h;
+    pthread_rwlock_wrlock(&g_lock);
+    HASH_FIND_PTR(g_table, &h, e);
+    if (!e) {
+        HASH_ADD_PTR(g_table, lay.handle, n);
+        n = NULL;
+    }
+    pthread_rwlock_unlock(&g_lock);
+    free(n);
+}
+
+static const ag_layout *slow_get(void *h, unsigned epoch, int *first)
 {
     entry *e;
     pthread_rwlock_rdlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     pthread_rwlock_unlock(&g_lock);
-    if (!e) {
+    if (!e && first) {
+        *first = 1;
+        remember(h);
+        return NULL;
+    }
+    if (!e || !e->probed) {
         entry *n = calloc(1, sizeof *n);
         if (!n)
             return NULL;
@@ -119,8 +145,15 @@ static const ag_layout *slow_get(void *h, unsigned epoch)
         }
         ag_log(AG_LOG_TRACE, "layout %s: %u params, %u bytes%s", n->lay.name, n->lay.nparams,
                n->lay.size, n->lay.is_kernel ? " (CUkernel)" : "");
+        n->probed = 1;
         pthread_rwlock_wrlock(&g_lock);
         HASH_FIND_PTR(g_table, &h, e);
+        if (e && !e->probed) { /* the placeholder goes where retired entries go */
+            HASH_DEL(g_table, e);
+            e->hh.next = g_retired;
+            g_retired = e;
+            e = NULL;
+        }
         if (!e) {
             HASH_ADD_PTR(g_table, lay.handle, n);
             e = n;
@@ -146,7 +179,17 @@ const ag_layout *ag_layout_get(void *h)
     unsigned i = slot(h);
     if (t_cache[i].handle == h && t_cache[i].epoch == epoch)
         return t_cache[i].lay;
-    return slow_get(h, epoch);
+    return slow_get(h, epoch, NULL);
+}
+
+const ag_layout *ag_layout_get_seen(void *h, int *first)
+{
+    unsigned epoch = atomic_load_explicit(&g_epoch, memory_order_acquire);
+    unsigned i = slot(h);
+    *first = 0;
+    if (t_cache[i].handle == h && t_cache[i].epoch == epoch)
+        return t_cache[i].lay;
+    return slow_get(h, epoch, first);
 }
 
 void ag_layout_invalidate(void)

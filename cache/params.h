@@ -27,6 +27,11 @@ typedef struct ag_layout {
  * then passes straight through and gets the driver's own error). */
 const ag_layout *ag_layout_get(void *f);
 
+/* The same, but a function seen for the first time is only remembered: *first is set and
+ * NULL returned. Its layout is probed the next time (a kernel launched once, as in a pipeline
+ * that runs once, never pays for the driver's answers). */
+const ag_layout *ag_layout_get_seen(void *f, int *first);
+
 /* Forget every layout (module or library unload: handles may be reused). */
 void ag_layout_invalidate(void);
 

@@ -52,7 +52,7 @@ void ag_pshape_of(const ag_shape *s, const ag_layout *lay, ag_pshape *p)
     memcpy(p->grid, s->grid, sizeof p->grid);
     memcpy(p->block, s->block, sizeof p->block);
     p->smem = s->smem;
-    p->psize = s->psize;
+    p->psize = lay->size;
     p->kind = s->kind;
     p->nattrs = s->nattrs;
     p->attr_hash = s->attr_hash;

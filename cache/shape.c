@@ -77,7 +77,7 @@ int ag_shape_make(const ag_launch *l, const ag_layout *lay, CUcontext ctx, ag_sh
         s->block[i] = l->block[i];
     }
     s->smem = l->smem;
-    s->psize = lay->size;
+    s->psize = 0; /* the function decides it, and its layout is probed only once it repeats */
     if (l->entry == AG_ENTRY_COOP || l->entry == AG_ENTRY_COOP_PTSZ) {
         s->kind = AG_KIND_COOP;
         return 0;

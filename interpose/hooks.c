@@ -129,6 +129,19 @@ AG_FUNCATTR_HOOK(cuKernelSetAttribute,
 AG_FUNCATTR_HOOK(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, CUdevice dev),
                  (kernel, config, dev), kernel, AG_FA_CACHE_CONFIG, (int)dev, (int)config)
 
+/* cuInit: the program sets CUDA up, so ours happens now too (the table of real functions,
+ * options, the profile) rather than inside its first, perhaps timed, launch. */
+static CUresult(CUDAAPI *real_cuInit)(unsigned int);
+AG_EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
+{
+    if (AG_UNLIKELY(!real_cuInit) && (ag_real_init() != 0 || !real_cuInit))
+        return CUDA_ERROR_NOT_FOUND;
+    CUresult r = real_cuInit(flags);
+    if (r == CUDA_SUCCESS)
+        ag_engine_prepare();
+    return r;
+}
+
 /* Hand-written wrappers (launch.c, procaddr.c); their real functions live in ag_drv. */
 extern CUresult (*ag_real_cuGetProcAddress)(const char *, void **, int, cuuint64_t);
 extern CUresult (*ag_real_cuGetProcAddress_v2)(const char *, void **, int, cuuint64_t,
@@ -153,5 +166,6 @@ ag_hook ag_hook_table[] = {
     AG_FUNCATTR_ENTRY(cuFuncSetAttribute) AG_FUNCATTR_ENTRY(cuFuncSetCacheConfig)
     AG_FUNCATTR_ENTRY(cuFuncSetSharedMemConfig) AG_FUNCATTR_ENTRY(cuKernelSetAttribute)
     AG_FUNCATTR_ENTRY(cuKernelSetCacheConfig)
+    { "cuInit", (void *)cuInit, (void **)&real_cuInit },
 };
 const size_t ag_hook_count = sizeof ag_hook_table / sizeof ag_hook_table[0];

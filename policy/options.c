@@ -47,8 +47,9 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
                          "1: pass every call straight through (launches are only counted)" },
     [AG_OPT_MIN_REPEATS] = { "MIN_REPEATS", AG_T_INT, "3", 1, 1000000, NULL, NULL,
                              "sightings of a launch sequence before it is turned into a graph" },
-    [AG_OPT_MAX_NODES] = { "MAX_NODES", AG_T_INT, "128", 2, 4096, NULL, NULL,
-                           "longest graph; longer sequences are split into chunks of this size" },
+    [AG_OPT_MAX_NODES] = { "MAX_NODES", AG_T_INT, "1024", 2, 4096, NULL, NULL,
+                           "longest sequence held as one template (it goes to the GPU in pieces); "
+                           "longer stretches without an ordering point are cut into chunks" },
     [AG_OPT_MAX_GRAPHS] = { "MAX_GRAPHS", AG_T_INT, "512", 1, 1000000, NULL, NULL,
                             "graphs kept at once in the whole process (least recently used go)" },
     [AG_OPT_MAX_GRAPH_MEM] = { "MAX_GRAPH_MEM", AG_T_SIZE, "256M", 1 << 20, 1LL << 40, NULL,

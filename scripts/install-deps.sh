@@ -4,7 +4,10 @@
 set -euo pipefail
 # clang + libclang-rt-dev: libFuzzer for `make fuzz` (tests/sanitize.mk); gcc brings the
 # ThreadSanitizer / AddressSanitizer / UBSan runtimes `make check-sanitizers` uses.
-pkgs=(make gcc python3 uthash-dev libxxhash-dev bats bats-support bats-assert clang libclang-rt-dev)
+# gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: `make cross-aarch64` (part of
+# `make test`) cross-builds for aarch64 and runs the unit tests under qemu-aarch64.
+pkgs=(make gcc python3 uthash-dev libxxhash-dev bats bats-support bats-assert clang libclang-rt-dev
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

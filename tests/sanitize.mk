@@ -52,7 +52,7 @@ SAN_STRESS ?= 2000
 $(SAN_KINDS:%=san-build-%): san-build-%:
 	@echo "== building with $(SAN_$*_FLAGS) into $(BUILD)/san-$*"
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/san-$* AG_SAN=$* CC=$(SAN_CC) \
-	    UNIT_SANITIZE="$(SAN_$*_FLAGS)" lib harness san-unit-bins
+	    UNIT_SANITIZE="$(SAN_$*_FLAGS)" lib harness unit-bins
 
 $(SAN_KINDS:%=san-unit-%): san-unit-%: san-build-%
 	@echo "== unit tests on $(BUILD)/san-$*"
@@ -183,8 +183,5 @@ LIB_OBJS += $(SAN_ONCE_OBJ)
 
 # Everything of a sanitized build is rebuilt when the flags here change.
 $(LIB_OBJS) $(UNIT_BINS) $(FAKECUDA_LIB) $(HARNESS_BINS): tests/sanitize.mk
-
-.PHONY: san-unit-bins
-san-unit-bins: $(UNIT_BINS)
 
 endif

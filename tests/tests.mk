@@ -17,6 +17,9 @@ $(UNIT_BINS): tests/check.h $(wildcard cache/*.h policy/*.h) tests/tests.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(filter %.c,$^) -o $@ -lpthread
 
+.PHONY: unit-bins
+unit-bins: $(UNIT_BINS)
+
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do $$t; done
 

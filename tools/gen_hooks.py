@@ -23,6 +23,8 @@ HANDWRITTEN = {
     # only when the value really changes.
     "cuFuncSetAttribute", "cuFuncSetCacheConfig", "cuFuncSetSharedMemConfig",
     "cuKernelSetAttribute", "cuKernelSetCacheConfig",
+    # cuInit: our own set-up happens there, not in the first launch (cache/life.c).
+    "cuInit",
 }
 # Take a CUstream but neither enqueue work nor wait for it: left alone.
 NOT_ORDERING = re.compile(
@@ -75,7 +77,7 @@ INVALIDATE = re.compile(
 # hand-written, or be listed here (NOT_ORDERING covers the stream-taking getters): --check
 # fails on any other function, so that each new CUDA release is reviewed.
 HARMLESS = set(re.sub(r"#[^\n]*", "", """
-    cuInit cuDriverGetVersion cuGetErrorName cuGetErrorString cuGetExportTable
+    cuDriverGetVersion cuGetErrorName cuGetErrorString cuGetExportTable
     cuDeviceGet cuDeviceGetCount cuDeviceGetName cuDeviceGetUuid cuDeviceGetUuid_v2
     cuDeviceGetLuid cuDeviceTotalMem cuDeviceTotalMem_v2 cuDeviceGetAttribute
     cuDeviceGetProperties cuDeviceComputeCapability cuDeviceGetByPCIBusId cuDeviceGetPCIBusId
