@@ -57,6 +57,26 @@
     X(cuStreamCreate, (CUstream *, unsigned))                                                   \
     X(cuStreamDestroy_v2, (CUstream))                                                           \
     X(cuStreamSynchronize, (CUstream))                                                          \
+    /* memsets and copies as held records and graph nodes (copy.c) */                          \
+    X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                          \
+    X(cuMemsetD16Async, (CUdeviceptr, unsigned short, size_t, CUstream))                        \
+    X(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream))                          \
+    X(cuMemcpyAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                              \
+    X(cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void *, size_t, CUstream))                      \
+    X(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream))                            \
+    X(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                       \
+    X(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr))                        \
+    X(cuMemHostGetFlags, (unsigned int *, void *))                                              \
+    X(cuGraphAddMemsetNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,               \
+                             const CUDA_MEMSET_NODE_PARAMS *, CUcontext))                      \
+    X(cuGraphAddMemcpyNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t,               \
+                             const CUDA_MEMCPY3D *, CUcontext))                                \
+    X(cuGraphMemsetNodeSetParams, (CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *))               \
+    X(cuGraphMemcpyNodeSetParams, (CUgraphNode, const CUDA_MEMCPY3D *))                         \
+    X(cuGraphExecMemsetNodeSetParams, (CUgraphExec, CUgraphNode,                                \
+                                       const CUDA_MEMSET_NODE_PARAMS *, CUcontext))            \
+    X(cuGraphExecMemcpyNodeSetParams, (CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *,         \
+                                       CUcontext))                                             \
     X(cuGetErrorName, (CUresult, const char **))
 
 typedef struct ag_driver {

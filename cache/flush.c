@@ -6,6 +6,7 @@
 
 #include "policy/log.h"
 #include "policy/stats.h"
+#include "cache/copy.h"
 #include "cache/driver.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
@@ -15,6 +16,8 @@
 /* Issues one held launch as the application made it, on the stream's canonical handle. */
 static CUresult issue(ag_stream *st, const ag_rec *r)
 {
+    if (r->shape.kind == AG_KIND_COPY)
+        return ag_copy_issue(st, r); /* a memset or copy (copy.c) */
     const ag_shape *s = &r->shape;
     void *ptrs_small[16], **ptrs = ptrs_small;
     if (r->lay->nparams > 16 && !(ptrs = malloc(r->lay->nparams * sizeof *ptrs)))

@@ -8,6 +8,7 @@
 #include "policy/options.h"
 #include "policy/stats.h"
 #include "cache/clock.h"
+#include "cache/copy.h"
 #include "cache/driver.h"
 #include "cache/internal.h"
 #include "cache/trace.h"
@@ -190,6 +191,13 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
         CUDA_KERNEL_NODE_PARAMS kp;
+        if (n->shape.kind == AG_KIND_COPY) { /* a memset or copy node (copy.c) */
+            what = "cuGraphAddMemsetNode/MemcpyNode";
+            if ((r = ag_copy_add_node(g, prev, n, held_blob(st, i - s))))
+                goto fail;
+            prev = n->node;
+            continue;
+        }
         what = "cuGraphAddKernelNode";
         if (fill(st, n, &st->held[i - s], &kp)) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -308,8 +316,10 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
             ag_node *n = &T->nodes[i];
             if (!exec_differs(st, n, i - s))
                 continue;
-            if (fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
-                ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
+            if (n->shape.kind == AG_KIND_COPY
+                    ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, held_blob(st, i - s))
+                    : fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                          ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
                 return -2;
             memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
             n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
@@ -324,8 +334,10 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
         if (dims_eq(&st->held[i - s].dims, &n->graph_dims) &&
             !memcmp(held_blob(st, i - s), n->graph_vals, n->lay->size))
             continue;
-        if (fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
-            ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &kp))
+        if (n->shape.kind == AG_KIND_COPY
+                ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(NULL, n, held_blob(st, i - s))
+                : fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                      ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &kp))
             return -2;
         memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
         n->graph_dims = st->held[i - s].dims;

@@ -9,6 +9,7 @@
 #include "policy/options.h"
 #include "policy/stats.h"
 #include "cache/clock.h"
+#include "cache/copy.h"
 #include "cache/gpumark.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
@@ -30,7 +31,8 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         ag_node *n = &T->nodes[i];
         n->shape = shapes[i];
         n->shape_hash = hashes[i];
-        n->lay = ag_layout_get(shapes[i].fn);
+        n->lay = shapes[i].kind == AG_KIND_COPY ? ag_copy_layout(shapes[i].fn) /* copy.h */
+                                                : ag_layout_get(shapes[i].fn);
         if (!n->lay || !n->lay->graphable || n->lay->size > AG_MAX_PARAM_BYTES)
             goto fail;
         size_t sz = n->lay->size ? n->lay->size : 1;

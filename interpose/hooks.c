@@ -7,6 +7,7 @@
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 
+#include "cache/copy.h"
 #include "cache/driver.h"
 #include "cache/engine.h"
 #include "cache/funcattr.h"
@@ -16,13 +17,18 @@
 #define AG_PRE_STREAM(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_STREAM_ATTR(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
-#define AG_PRE_ALL(s, ptsz) ag_order_all()
+/* frees and teardowns may give an address another memory kind (cache/copy.h) */
+#define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all())
 /* Handles of unloaded functions (or of a torn-down context's) may come back for others. */
-#define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_order_invalidate())
+#define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_copy_forget(), ag_order_invalidate())
 #define AG_PRE_DESTROY(s, ptsz) ag_order_stream_destroy(s)
-#define AG_PRE_FREE_ASYNC(s, ptsz) ag_order_all()
+#define AG_PRE_FREE_ASYNC(s, ptsz) (ag_copy_forget(), ag_order_all())
 #define AG_PRE_CAPTURE_BEGIN(s, ptsz) ag_order_capture_begin(s, ptsz)
 #define AG_PRE_CAPTURE_END(s, ptsz) ag_order_stream(s, ptsz)
+/* Async memsets and copies (class COPY) are offered to the engine first; when it does not
+ * take them they are stream operations like the rest. */
+#define AG_PRE_COPY(s, ptsz) ag_order_stream(s, ptsz)
+#define AG_POST_COPY(s, ptsz, r) (void)0
 #define AG_POST_STREAM(s, ptsz, r) (void)0
 #define AG_POST_STREAM_ATTR(s, ptsz, r) ag_order_stream_attr_done(s, ptsz, r)
 #define AG_POST_SYNC(s, ptsz, r) (void)0
@@ -33,14 +39,66 @@
 #define AG_POST_CAPTURE_BEGIN(s, ptsz, r) ag_order_capture_begin_done(s, ptsz, r)
 #define AG_POST_CAPTURE_END(s, ptsz, r) ag_order_capture_end_done(s, ptsz)
 
+/* The offer of a COPY-class call (0 for every other class: not offered). */
+#define AG_OFFER_STREAM(name, ptsz, rp, args) 0
+#define AG_OFFER_SYNC(name, ptsz, rp, args) 0
+#define AG_OFFER_ALL(name, ptsz, rp, args) 0
+#define AG_OFFER_INVALIDATE(name, ptsz, rp, args) 0
+#define AG_OFFER_DESTROY(name, ptsz, rp, args) 0
+#define AG_OFFER_FREE_ASYNC(name, ptsz, rp, args) 0
+#define AG_OFFER_CAPTURE_BEGIN(name, ptsz, rp, args) 0
+#define AG_OFFER_CAPTURE_END(name, ptsz, rp, args) 0
+#define AG_OFFER_STREAM_ATTR(name, ptsz, rp, args) 0
+#define AG_UNPACK(...) __VA_ARGS__
+#define AG_OFFER_COPY(name, ptsz, rp, args)                                                    \
+    offer_##name(ptsz, (void *)real_##name, rp, AG_UNPACK args)
+
+/* One offer per COPY-class function: the call as an ag_copy (host pointers as integers). */
+static inline int copy_offer(uint8_t entry, int ptsz, void *real, CUresult *rp, CUdeviceptr dst,
+                             CUdeviceptr src, uint32_t value, size_t n, CUstream s)
+{
+    ag_copy op = { entry, (uint8_t)ptsz, real, s, dst, src, value, n };
+    return ag_copy_offer(&op, rp);
+}
+#define AG_OFFER_MEMSET(fname, entry, vtype)                                                   \
+    static inline int offer_##fname(int ptsz, void *real, CUresult *rp, CUdeviceptr d, vtype v, \
+                                    size_t n, CUstream s)                                      \
+    {                                                                                          \
+        return copy_offer(entry, ptsz, real, rp, d, 0, v, n, s);                               \
+    }
+AG_OFFER_MEMSET(cuMemsetD8Async, AG_CP_MEMSET8, unsigned char)
+AG_OFFER_MEMSET(cuMemsetD8Async_ptsz, AG_CP_MEMSET8, unsigned char)
+AG_OFFER_MEMSET(cuMemsetD16Async, AG_CP_MEMSET16, unsigned short)
+AG_OFFER_MEMSET(cuMemsetD16Async_ptsz, AG_CP_MEMSET16, unsigned short)
+AG_OFFER_MEMSET(cuMemsetD32Async, AG_CP_MEMSET32, unsigned int)
+AG_OFFER_MEMSET(cuMemsetD32Async_ptsz, AG_CP_MEMSET32, unsigned int)
+#define AG_OFFER_MEMCPY(fname, entry, dtype, stype)                                            \
+    static inline int offer_##fname(int ptsz, void *real, CUresult *rp, dtype d, stype src,    \
+                                    size_t n, CUstream s)                                      \
+    {                                                                                          \
+        return copy_offer(entry, ptsz, real, rp, (CUdeviceptr)(uintptr_t)d,                    \
+                          (CUdeviceptr)(uintptr_t)src, 0, n, s);                               \
+    }
+AG_OFFER_MEMCPY(cuMemcpyAsync, AG_CP_MEMCPY, CUdeviceptr, CUdeviceptr)
+AG_OFFER_MEMCPY(cuMemcpyAsync_ptsz, AG_CP_MEMCPY, CUdeviceptr, CUdeviceptr)
+AG_OFFER_MEMCPY(cuMemcpyHtoDAsync_v2, AG_CP_HTOD, CUdeviceptr, const void *)
+AG_OFFER_MEMCPY(cuMemcpyHtoDAsync_v2_ptsz, AG_CP_HTOD, CUdeviceptr, const void *)
+AG_OFFER_MEMCPY(cuMemcpyDtoHAsync_v2, AG_CP_DTOH, void *, CUdeviceptr)
+AG_OFFER_MEMCPY(cuMemcpyDtoHAsync_v2_ptsz, AG_CP_DTOH, void *, CUdeviceptr)
+AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
+AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
+
 #define AG_HOOK(action, name, ptsz, params, args, s)                                           \
     static CUresult(CUDAAPI *real_##name) params;                                              \
     AG_EXPORT CUresult CUDAAPI name params                                                     \
     {                                                                                          \
         if (AG_UNLIKELY(!real_##name) && (ag_real_init() != 0 || !real_##name))                \
             return CUDA_ERROR_NOT_FOUND;                                                       \
+        CUresult r;                                                                            \
+        if (AG_OFFER_##action(name, ptsz, &r, args))                                           \
+            return r;                                                                          \
         AG_PRE_##action(s, ptsz);                                                              \
-        CUresult r = real_##name args;                                                         \
+        r = real_##name args;                                                                  \
         AG_POST_##action(s, ptsz, r);                                                          \
         return r;                                                                              \
     }

@@ -14,6 +14,8 @@
 #include "log.h"
 
 static const char *const benefit_names[] = { "measure", "always", NULL };
+/* the order of enum ag_copy_mode (cache/copy.h) */
+static const char *const copy_node_names[] = { "off", "pinned", "all", NULL };
 
 static int valid_stats(const char *s)
 {
@@ -72,6 +74,9 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
                          "file of learned sequences: loaded at start, saved at exit" },
     [AG_OPT_BENEFIT] = { "BENEFIT", AG_T_ENUM, "measure", 0, 0, benefit_names, NULL,
                          "measure: keep graphs only where replay beats eager; always: keep all" },
+    [AG_OPT_COPY_NODES] = { "COPY_NODES", AG_T_ENUM, "pinned", 0, 0, copy_node_names, NULL,
+                            "async memsets/copies in graphs: pinned (device and pinned host "
+                            "memory), all (also into pageable host memory), off" },
     [AG_OPT_FAULT] = { "FAULT", AG_T_STR, "", 0, 0, NULL, ag_fault_spec_valid,
                        "testing only: make graph calls fail, e.g. instantiate:1,update:3" },
 };

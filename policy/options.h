@@ -21,6 +21,7 @@ typedef enum ag_opt_id {
     AG_OPT_DENY,
     AG_OPT_PROFILE,
     AG_OPT_BENEFIT,
+    AG_OPT_COPY_NODES,
     AG_OPT_FAULT,
     AG_OPT_COUNT
 } ag_opt_id;

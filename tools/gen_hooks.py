@@ -43,6 +43,11 @@ STREAM_ATTR = re.compile(r"^cuStream(SetAttribute|CopyAttributes)(_ptsz)?$")
 SYNC_COPY = re.compile(
     r"^cu(Memcpy|MemcpyPeer|Memcpy3DPeer|Memcpy(HtoD|DtoH|DtoD|DtoA|AtoD|HtoA|AtoH|AtoA)(_v2)?|"
     r"Memcpy(2D|2DUnaligned|3D)(_v2)?|MemsetD(8|16|32|2D8|2D16|2D32)(_v2)?)(_ptds)?$")
+# Async memsets and 1D copies: offered to the engine first (cache/copy.h), which may hold them
+# as graph nodes; otherwise stream operations like the rest. The hand-written offer for each
+# name is in interpose/hooks.c.
+COPY = re.compile(
+    r"^cu(MemsetD(8|16|32)Async|MemcpyAsync|Memcpy(HtoD|DtoH|DtoD)Async_v2)(_ptsz)?$")
 # Whatever frees memory or handles a held kernel may still use, or waits for a whole context.
 FLUSH_ALL = re.compile(
     r"^cu(MemFree(_v2)?|MemFreeHost|MemHostUnregister|ArrayDestroy|MipmappedArrayDestroy|"
@@ -259,6 +264,8 @@ def classify(name, params):
         return "harmless" if name in HARMLESS else None
     if NOT_ORDERING.match(name):
         return "harmless"
+    if COPY.match(name):
+        return ("COPY", stream, ptsz)
     if CAPTURE_BEGIN.match(name):
         return ("CAPTURE_BEGIN", stream, ptsz)
     if CAPTURE_END.match(name):

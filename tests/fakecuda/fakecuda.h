@@ -131,6 +131,11 @@ struct fakecuda_counters {
     uint64_t memcpys;                 /* copies and memsets, synchronous or not */
     uint64_t host_funcs;              /* cuLaunchHostFunc* run */
     uint64_t syncs;                   /* stream/context/event synchronizations */
+    uint64_t memset_nodes_added;      /* cuGraphAddMemsetNode */
+    uint64_t memcpy_nodes_added;      /* cuGraphAddMemcpyNode */
+    uint64_t copy_node_set_params;    /* cuGraphMemsetNodeSetParams / MemcpyNodeSetParams */
+    uint64_t exec_copy_node_updates;  /* cuGraphExecMemsetNodeSetParams / MemcpyNodeSetParams */
+    uint64_t graph_copies_executed;   /* memset and memcpy nodes run */
     uint64_t injected_failures;       /* calls failed by FAKECUDA_FAIL */
     uint64_t api_errors;              /* calls that returned an error (injected ones included) */
 };

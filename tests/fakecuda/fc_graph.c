@@ -689,3 +689,267 @@ FC_EXPORT CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream h
     FC_ENTER();
     return graph_launch(hGraphExec, hStream, 1);
 }
+
+/* ---- memset and memcpy nodes ------------------------------------------------------------- */
+
+/* A memset or memcpy node is a node whose "kernel" is one of the two bodies below, with the
+ * operation in its blob: it runs as an item in stream order like any node, and exec updates,
+ * whole-graph updates and launches treat it like a kernel node (the body cannot change). */
+typedef struct fc_copy_blob {
+    void *dst;
+    const void *src;
+    size_t n;                        /* memset: elements; memcpy: bytes */
+    uint32_t val;
+    unsigned elem;                   /* memset element size */
+    int dkind, skind;                /* memcpy: CUmemorytype of each side */
+} fc_copy_blob;
+
+static void memset_node_fn(const void *params, const unsigned grid[3], const unsigned block[3])
+{
+    (void)grid;
+    (void)block;
+    const fc_copy_blob *b = params;
+    fc_memset_run(b->dst, b->val, b->elem, b->n);
+}
+
+static void memcpy_node_fn(const void *params, const unsigned grid[3], const unsigned block[3])
+{
+    (void)grid;
+    (void)block;
+    const fc_copy_blob *b = params;
+    memmove(b->dst, b->src, b->n);
+}
+
+int fc_is_copy_fn(fakecuda_kernel_fn fn)
+{
+    return fn == memset_node_fn || fn == memcpy_node_fn;
+}
+
+/* Whether [p, p+n) is device (or managed) memory of a live allocation. */
+static int device_range(uintptr_t p, size_t n)
+{
+    int k = fc_mem_kind(p, n);
+    return k == 0 || k == 2;
+}
+
+static CUresult copy_knode(fc_knode *k, fakecuda_kernel_fn fn, const fc_copy_blob *b,
+                           CUcontext ctx)
+{
+    memset(k, 0, sizeof *k);
+    if (ctx && (!fc_valid(ctx, FC_M_CTX) || ((fc_ctx *)ctx)->destroyed))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    k->def.fn = fn;
+    k->def.size = sizeof *b;
+    strcpy(k->def.name, fn == memset_node_fn ? "memset" : "memcpy");
+    k->ctx = ctx ? (fc_ctx *)ctx : fc_current_ctx();
+    k->grid[0] = k->grid[1] = k->grid[2] = 1;
+    k->block[0] = k->block[1] = k->block[2] = 1;
+    if (!(k->blob = malloc(sizeof *b)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(k->blob, b, sizeof *b);
+    return CUDA_SUCCESS;
+}
+
+/* 1D memsets of device memory only (what libautograph makes). */
+static CUresult memset_blob(const CUDA_MEMSET_NODE_PARAMS *p, fc_copy_blob *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!p || !p->width || p->height != 1 ||
+        (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4) ||
+        (p->dst & (p->elementSize - 1)) || !device_range((uintptr_t)p->dst, p->width * p->elementSize))
+        return CUDA_ERROR_INVALID_VALUE;
+    b->dst = (void *)(uintptr_t)p->dst;
+    b->n = p->width;
+    b->val = p->value;
+    b->elem = p->elementSize;
+    return CUDA_SUCCESS;
+}
+
+/* 1D copies between device and host memory (pinned or pageable: a graph memcpy node may
+ * target pageable host memory, brief/costs.md). */
+static CUresult side(CUmemorytype t, CUdeviceptr d, const void *h, size_t n, int *kind,
+                     const void **out)
+{
+    if (t == CU_MEMORYTYPE_DEVICE) {
+        if (!device_range((uintptr_t)d, n))
+            return CUDA_ERROR_INVALID_VALUE;
+        *out = (const void *)(uintptr_t)d;
+    } else if (t == CU_MEMORYTYPE_HOST) {
+        if (!h)
+            return CUDA_ERROR_INVALID_VALUE;
+        *out = h;
+    } else {
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    *kind = (int)t;
+    return CUDA_SUCCESS;
+}
+
+static CUresult memcpy_blob(const CUDA_MEMCPY3D *p, fc_copy_blob *b)
+{
+    memset(b, 0, sizeof *b);
+    if (!p || !p->WidthInBytes || p->Height != 1 || p->Depth != 1 || p->srcXInBytes ||
+        p->srcY || p->srcZ || p->dstXInBytes || p->dstY || p->dstZ)
+        return CUDA_ERROR_INVALID_VALUE;
+    const void *dst = NULL, *src = NULL;
+    CUresult r = side(p->dstMemoryType, p->dstDevice, p->dstHost, p->WidthInBytes, &b->dkind,
+                      &dst);
+    if (!r)
+        r = side(p->srcMemoryType, p->srcDevice, p->srcHost, p->WidthInBytes, &b->skind, &src);
+    b->dst = (void *)dst;
+    b->src = src;
+    b->n = p->WidthInBytes;
+    return r;
+}
+
+static CUresult add_copy_node(CUgraphNode *ph, CUgraph hg, const CUgraphNode *deps, size_t nd,
+                              fakecuda_kernel_fn fn, const fc_copy_blob *b, CUcontext ctx)
+{
+    fc_graph *g = graph_get(hg);
+    if (!g || !ph || (nd && !deps) || nd > 8)
+        return CUDA_ERROR_INVALID_VALUE;
+    fc_node *dn[8];
+    for (size_t i = 0; i < nd; i++)
+        if (!(dn[i] = node_get(deps[i])) || dn[i]->g != g)
+            return CUDA_ERROR_INVALID_VALUE;
+    fc_knode k;
+    CUresult r = copy_knode(&k, fn, b, ctx);
+    if (r)
+        return r;
+    fc_node *n = NULL;
+    pthread_mutex_lock(&g->mu);
+    r = append_locked(g, &k, dn, nd, &n);
+    pthread_mutex_unlock(&g->mu);
+    if (r) {
+        knode_clear(&k);
+        return r;
+    }
+    *ph = (CUgraphNode)n;
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode *dependencies,
+                                                size_t numDependencies,
+                                                const CUDA_MEMSET_NODE_PARAMS *memsetParams,
+                                                CUcontext ctx)
+{
+    FC_ENTER();
+    fc_copy_blob b;
+    CUresult r = memset_blob(memsetParams, &b);
+    if (!r)
+        r = add_copy_node(phGraphNode, hGraph, dependencies, numDependencies, memset_node_fn, &b,
+                          ctx);
+    if (r)
+        return fc_err(r);
+    FC_COUNT(memset_nodes_added);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode *dependencies,
+                                                size_t numDependencies,
+                                                const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
+{
+    FC_ENTER();
+    fc_copy_blob b;
+    CUresult r = memcpy_blob(copyParams, &b);
+    if (!r)
+        r = add_copy_node(phGraphNode, hGraph, dependencies, numDependencies, memcpy_node_fn, &b,
+                          ctx);
+    if (r)
+        return fc_err(r);
+    FC_COUNT(memcpy_nodes_added);
+    return CUDA_SUCCESS;
+}
+
+/* The template graph's node: any new parameters of the same kind of operation. */
+static CUresult set_graph_copy(CUgraphNode h, fakecuda_kernel_fn fn, const fc_copy_blob *b)
+{
+    fc_node *n = node_get(h);
+    if (!n || n->k.def.fn != fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&n->g->mu);
+    memcpy(n->k.blob, b, sizeof *b);
+    pthread_mutex_unlock(&n->g->mu);
+    FC_COUNT(copy_node_set_params);
+    return CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode hNode,
+                                                      const CUDA_MEMSET_NODE_PARAMS *nodeParams)
+{
+    FC_ENTER();
+    fc_copy_blob b;
+    CUresult r = memset_blob(nodeParams, &b);
+    if (!r)
+        r = set_graph_copy(hNode, memset_node_fn, &b);
+    return r ? fc_err(r) : CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode hNode,
+                                                      const CUDA_MEMCPY3D *nodeParams)
+{
+    FC_ENTER();
+    fc_copy_blob b;
+    CUresult r = memcpy_blob(nodeParams, &b);
+    if (!r)
+        r = set_graph_copy(hNode, memcpy_node_fn, &b);
+    return r ? fc_err(r) : CUDA_SUCCESS;
+}
+
+/* An exec's node: pointers and the memset value may change, as the driver allows for 1D
+ * operations; the size, element size and memory types may not. */
+static CUresult set_exec_copy(CUgraphExec hx, CUgraphNode hn, fakecuda_kernel_fn fn,
+                              const fc_copy_blob *b)
+{
+    fc_exec *e = exec_get(hx);
+    fc_node *n = node_get(hn);
+    if (!e || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&e->mu);
+    int i;
+    for (i = 0; i < e->n && e->orig[i] != n; i++)
+        ;
+    if (i == e->n || e->nodes[i].def.fn != fn) {
+        r = CUDA_ERROR_INVALID_VALUE;
+    } else {
+        const fc_copy_blob *old = (const fc_copy_blob *)e->nodes[i].blob;
+        if (old->n != b->n || old->elem != b->elem || old->dkind != b->dkind ||
+            old->skind != b->skind)
+            r = CUDA_ERROR_INVALID_VALUE;
+        else
+            memcpy(e->nodes[i].blob, b, sizeof *b);
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (!r)
+        FC_COUNT(exec_copy_node_updates);
+    return r;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMSET_NODE_PARAMS *memsetParams,
+                                                          CUcontext ctx)
+{
+    FC_ENTER();
+    (void)ctx;
+    fc_copy_blob b;
+    CUresult r = memset_blob(memsetParams, &b);
+    if (!r)
+        r = set_exec_copy(hGraphExec, hNode, memset_node_fn, &b);
+    return r ? fc_err(r) : CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMCPY3D *copyParams,
+                                                          CUcontext ctx)
+{
+    FC_ENTER();
+    (void)ctx;
+    fc_copy_blob b;
+    CUresult r = memcpy_blob(copyParams, &b);
+    if (!r)
+        r = set_exec_copy(hGraphExec, hNode, memcpy_node_fn, &b);
+    return r ? fc_err(r) : CUDA_SUCCESS;
+}

@@ -40,6 +40,8 @@ static inline int fc_valid(const void *p, uint32_t magic)
     X(graph_uploads) X(programmatic_edges)                                                     \
     X(streams_created) X(events_recorded) X(legacy_launches) X(attribute_sets)                 \
     X(memcpys) X(host_funcs) X(syncs)                                                          \
+    X(memset_nodes_added) X(memcpy_nodes_added) X(copy_node_set_params) X(exec_copy_node_updates) \
+    X(graph_copies_executed)                                                                   \
     X(injected_failures) X(api_errors)
 enum fc_counter {
 #define FC_CNT_ENUM(n) FC_C_##n,
@@ -255,6 +257,16 @@ void fc_graph_free(fc_graph *g);
 CUresult fc_graph_append_kernel(fc_graph *g, fc_node *after, const fc_func *f, const void *h,
                                 fc_ctx *ctx, const unsigned grid[3], const unsigned block[3],
                                 unsigned smem, void **params, void **extra, fc_node **out);
+
+/* ---- memory (fc_stream.c) and copy nodes (fc_graph.c) ----------------------------------- */
+/* The kind of the live allocation holding [p, p+n): 0 device, 1 pinned host, 2 managed; -1
+ * none (pageable host memory). */
+int fc_mem_kind(uintptr_t p, size_t n);
+/* Sets n elements of elem (1, 2, 4) bytes at dst to v. */
+void fc_memset_run(void *dst, uint32_t v, unsigned elem, size_t n);
+/* Whether fn is the body of a memset or memcpy graph node (run as a kernel item in stream
+ * order, counted as a copy). */
+int fc_is_copy_fn(fakecuda_kernel_fn fn);
 
 /* ---- procaddr (fc_procaddr.c) -------------------------------------------------------- */
 void *fc_proc_lookup(const char *name, int cudaVersion, cuuint64_t flags, int *found_other);

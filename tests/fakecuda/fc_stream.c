@@ -18,7 +18,7 @@
 
 #include "fc_internal.h"
 
-enum fc_ikind { FC_I_NOP, FC_I_KERNEL, FC_I_MEMCPY, FC_I_MEMSET32, FC_I_HOSTFN };
+enum fc_ikind { FC_I_NOP, FC_I_KERNEL, FC_I_MEMCPY, FC_I_MEMSET, FC_I_HOSTFN };
 
 typedef struct fc_dep {
     fc_stream *s;
@@ -37,6 +37,8 @@ typedef struct fc_item {
     const void *src;
     size_t n;
     uint32_t val;
+    unsigned elem;                   /* FC_I_MEMSET: element size, 1, 2 or 4 */
+    void *stage;                     /* FC_I_MEMCPY from pageable memory: owned copy */
     CUhostFn hfn;                    /* FC_I_HOSTFN */
     void *ud;
     struct fc_stamp *stamp;          /* an event record's: stamped when the item completes */
@@ -253,6 +255,7 @@ static void item_free(fc_item *it)
     stamp_put(it->stamp);
     free(it->deps);
     free(it->k.blob);
+    free(it->stage);
     free(it);
 }
 
@@ -264,6 +267,10 @@ static void run_item(fc_item *it)
         fc_cur_attrs = &it->k.attrs;
         it->k.fn(it->k.blob, it->k.grid, it->k.block);
         fc_cur_attrs = NULL;
+        if (fc_is_copy_fn(it->k.fn)) { /* a memset or memcpy graph node (fc_graph.c) */
+            FC_COUNT(graph_copies_executed);
+            break;
+        }
         FC_COUNT(kernels_executed);
         if (it->from_graph)
             FC_COUNT(graph_kernels_executed);
@@ -272,9 +279,8 @@ static void run_item(fc_item *it)
     case FC_I_MEMCPY:
         memmove(it->dst, it->src, it->n);
         break;
-    case FC_I_MEMSET32:
-        for (size_t i = 0; i < it->n; i++)
-            ((uint32_t *)it->dst)[i] = it->val;
+    case FC_I_MEMSET:
+        fc_memset_run(it->dst, it->val, it->elem, it->n);
         break;
     case FC_I_HOSTFN:
         it->hfn(it->ud);
@@ -1501,7 +1507,7 @@ FC_EXPORT CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int g
 typedef struct fc_alloc {
     uintptr_t p;
     size_t n;
-    int host;                        /* cuMemAllocHost / cuMemHostAlloc */
+    int host;                        /* 1: cuMemAllocHost / cuMemHostAlloc, 2: managed */
     int freed;                       /* poisoned and quarantined: never reused */
     struct fc_alloc *next;
 } fc_alloc;
@@ -1595,6 +1601,78 @@ FC_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned i
     return mem_alloc(pp, bytesize, 1);
 }
 
+FC_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
+                                             unsigned int flags)
+{
+    FC_ENTER();
+    void *p = NULL;
+    if (!dptr || (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST))
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    CUresult r = mem_alloc(&p, bytesize, 2);
+    if (!r)
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+int fc_mem_kind(uintptr_t p, size_t n)
+{
+    pthread_mutex_lock(&g_mem_mu);
+    fc_alloc *a = g_allocs;
+    while (a && (a->freed || p < a->p || p + n > a->p + a->n || p + n < p))
+        a = a->next;
+    int k = a ? a->host : -1;
+    pthread_mutex_unlock(&g_mem_mu);
+    return k;
+}
+
+/* Device and managed allocations are device memory (managed says so too), cuMemAllocHost /
+ * cuMemHostAlloc memory is host memory; anything else is unknown to the driver (pageable):
+ * CUDA_ERROR_INVALID_VALUE, as the real driver answers. */
+FC_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                                                 CUdeviceptr ptr)
+{
+    FC_ENTER();
+    if (!data)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    int k = fc_mem_kind((uintptr_t)ptr, 1);
+    static int hmm = -1; /* FAKECUDA_HMM=1: pageable memory is "host" memory, as a driver with
+                          * heterogeneous memory management may say */
+    if (hmm < 0) {
+        const char *e = getenv("FAKECUDA_HMM");
+        hmm = e && !strcmp(e, "1");
+    }
+    if (k < 0 && hmm && attribute == CU_POINTER_ATTRIBUTE_MEMORY_TYPE) {
+        *(unsigned int *)data = CU_MEMORYTYPE_HOST;
+        return CUDA_SUCCESS;
+    }
+    if (k < 0 && hmm && attribute == CU_POINTER_ATTRIBUTE_IS_MANAGED) {
+        *(unsigned int *)data = 0;
+        return CUDA_SUCCESS;
+    }
+    if (k < 0)
+        return CUDA_ERROR_INVALID_VALUE; /* a normal answer for pageable memory: not counted */
+    switch ((int)attribute) {
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = k == 1 ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *(unsigned int *)data = k == 2;
+        return CUDA_SUCCESS;
+    default:
+        return fc_err(CUDA_ERROR_NOT_SUPPORTED);
+    }
+}
+
+/* Fails unless p lies in a cuMemAllocHost / cuMemHostAlloc allocation (flags: always 0). */
+FC_EXPORT CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    FC_ENTER();
+    if (!pFlags || fc_mem_kind((uintptr_t)p, 1) != 1)
+        return CUDA_ERROR_INVALID_VALUE; /* the answer for other memory: not counted */
+    *pFlags = 0;
+    return CUDA_SUCCESS;
+}
+
 FC_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     FC_ENTER();
@@ -1656,6 +1734,19 @@ static CUresult copy(void *dst, const void *src, size_t n, int to_dev, int from_
     it->dst = dst;
     it->src = src;
     it->n = n;
+    /* As the real driver: a copy from pageable memory (not known to the driver) reads it
+     * before the call returns -- the program may overwrite it right after -- and a copy into
+     * pageable memory returns only once it is done. */
+    if (!from_dev && n && fc_mem_kind((uintptr_t)src, n) < 0) {
+        if (!(it->stage = malloc(n))) {
+            free(it);
+            return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        memcpy(it->stage, src, n);
+        it->src = it->stage;
+    }
+    if (!to_dev && n && fc_mem_kind((uintptr_t)dst, n) < 0)
+        sync = 1;
     return mem_op(it, hs, ptsz, sync);
 }
 
@@ -1730,18 +1821,93 @@ FC_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdevicep
     return copy(DPTR(dstDevice), DPTR(srcDevice), ByteCount, 1, 1, hStream, 0, 0);
 }
 
-static CUresult memset32(CUdeviceptr d, unsigned v, size_t n, CUstream hs, int ptsz, int sync)
+void fc_memset_run(void *dst, uint32_t v, unsigned elem, size_t n)
 {
-    if ((d & 3) || !range_ok((uintptr_t)d, n * 4))
+    for (size_t i = 0; i < n; i++) {
+        if (elem == 1)
+            ((uint8_t *)dst)[i] = (uint8_t)v;
+        else if (elem == 2)
+            ((uint16_t *)dst)[i] = (uint16_t)v;
+        else
+            ((uint32_t *)dst)[i] = v;
+    }
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                     size_t ByteCount, CUstream hStream)
+{
+    FC_ENTER();
+    return copy(DPTR(dstDevice), DPTR(srcDevice), ByteCount, 1, 1, hStream, 1, 0);
+}
+
+/* Unified addressing: the kinds come from the pointers (unknown memory is pageable host). */
+static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs, int ptsz)
+{
+    int dk = fc_mem_kind((uintptr_t)dst, n ? n : 1), sk = fc_mem_kind((uintptr_t)src, n ? n : 1);
+    return copy(DPTR(dst), DPTR(src), n, dk == 0 || dk == 2, sk == 0 || sk == 2, hs, ptsz, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                                         CUstream hStream)
+{
+    FC_ENTER();
+    return copy_unified(dst, src, ByteCount, hStream, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,
+                                              CUstream hStream)
+{
+    FC_ENTER();
+    return copy_unified(dst, src, ByteCount, hStream, 1);
+}
+
+static CUresult memset_n(CUdeviceptr d, unsigned v, unsigned elem, size_t n, CUstream hs,
+                         int ptsz, int sync)
+{
+    if ((d & (elem - 1)) || !range_ok((uintptr_t)d, n * elem))
         return fc_err(CUDA_ERROR_INVALID_VALUE);
     fc_item *it = calloc(1, sizeof *it);
     if (!it)
         return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
-    it->kind = FC_I_MEMSET32;
+    it->kind = FC_I_MEMSET;
     it->dst = DPTR(d);
     it->n = n;
     it->val = v;
+    it->elem = elem;
     return mem_op(it, hs, ptsz, sync);
+}
+
+static CUresult memset32(CUdeviceptr d, unsigned v, size_t n, CUstream hs, int ptsz, int sync)
+{
+    return memset_n(d, v, 4, n, hs, ptsz, sync);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+                                           CUstream hStream)
+{
+    FC_ENTER();
+    return memset_n(dstDevice, uc, 1, N, hStream, 0, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc,
+                                                size_t N, CUstream hStream)
+{
+    FC_ENTER();
+    return memset_n(dstDevice, uc, 1, N, hStream, 1, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
+                                            CUstream hStream)
+{
+    FC_ENTER();
+    return memset_n(dstDevice, us, 2, N, hStream, 0, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us,
+                                                 size_t N, CUstream hStream)
+{
+    FC_ENTER();
+    return memset_n(dstDevice, us, 2, N, hStream, 1, 0);
 }
 
 FC_EXPORT CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)

@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# Async memsets and copies as graph nodes (issue 13, item 2), on the fake driver: the
+# iterative-solver loop (memset + kernel + read-back + sync) becomes one graph; values that
+# change every iteration (memset values, pointers) reach the nodes; the read-back is there when
+# the next ordering point returns; pageable, pinned and managed memory per
+# AUTOGRAPH_COPY_NODES. Build first: make lib harness.
+
+setup_file() {
+    local root="$BATS_TEST_DIRNAME/.."
+    local f
+    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/copies; do
+        if [ ! -e "$root/$f" ]; then
+            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
+            return 0
+        fi
+    done
+}
+
+setup() {
+    bats_load_library bats-support
+    bats_load_library bats-assert
+    if [ -n "${HARNESS_MISSING:-}" ]; then
+        skip "$HARNESS_MISSING"
+    fi
+    H="$BATS_TEST_DIRNAME/../build/harness"
+    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}"
+    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
+          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
+          AUTOGRAPH_PIECE AUTOGRAPH_COPY_NODES FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
+}
+
+# The conventions of cpu_harness.bats: deterministic graphing, statistics at exit.
+ag() {
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+}
+
+stat() {
+    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+fc() {
+    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
+}
+
+no_failures() {
+    assert_equal "$(stat failures.build)" 0
+    assert_equal "$(stat failures.update)" 0
+    assert_equal "$(stat failures.launch)" 0
+    assert_equal "$(stat failures.eager_launch)" 0
+}
+
+@test "copies: every scenario passes without libautograph" {
+    local a
+    for a in "solver pinned" "solver pageable" "solver managed" "solver pinned 40 diverge" \
+             "solver pinned 40 legacy" "dtod" "htod pageable" "htod pinned"; do
+        run timeout 60 "$H/copies" $a
+        assert_success
+        assert_output --partial "PASS copies"
+    done
+}
+
+@test "solver loop, pinned read-back: memset + kernel + DtoH is one graph, values updated" {
+    ag "$H/copies" solver pinned 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    # learned from iterations 0 and 1, replayed in the other 38 as one 3-node graph
+    assert_equal "$(stat graphs.built)" 1
+    assert_equal "$(stat graphs.replays)" 38
+    assert_equal "$(fc memset_nodes_added)" 1
+    assert_equal "$(fc memcpy_nodes_added)" 1
+    assert_equal "$(fc graph_copies_executed)" 76
+    assert_equal "$(fc graph_kernels_executed)" 38
+    # every iteration has other pointers and memset values: every replay updated the exec
+    [ $(( $(fc exec_copy_node_updates) + $(fc copy_node_set_params) )) -ge 38 ] ||
+        fail "memset/memcpy node parameters were not updated"
+    [ $(( $(stat updates.per_node) + $(stat updates.whole_graph) )) -eq 37 ] ||
+        fail "not every replay after the first was an update"
+    no_failures
+}
+
+@test "solver loop, pageable read-back: not a node by default, a node with COPY_NODES=all" {
+    ag "$H/copies" solver pageable 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(fc memcpy_nodes_added)" 0
+    assert_equal "$(fc memset_nodes_added)" 1 # memset + kernel still are one graph
+    no_failures
+    ag env AUTOGRAPH_COPY_NODES=all "$H/copies" solver pageable 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(fc memcpy_nodes_added)" 1
+    assert_equal "$(stat graphs.replays)" 38
+    assert_equal "$(fc graph_copies_executed)" 76
+    no_failures
+}
+
+@test "solver loop, managed d_sum: never a node, exact results" {
+    local m
+    for m in pinned all; do
+        ag env AUTOGRAPH_COPY_NODES=$m "$H/copies" solver managed 40
+        assert_success
+        assert_output --partial "PASS copies solver"
+        assert_equal "$(fc memset_nodes_added)" 0
+        assert_equal "$(fc memcpy_nodes_added)" 0
+    done
+}
+
+@test "COPY_NODES=off: memsets and copies stay ordering points" {
+    ag env AUTOGRAPH_COPY_NODES=off "$H/copies" solver pinned 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(fc memset_nodes_added)" 0
+    assert_equal "$(fc memcpy_nodes_added)" 0
+    assert_equal "$(stat graphs.replays)" 0
+}
+
+@test "solver loop with divergence: held memsets and copies go out eagerly, in order" {
+    ag "$H/copies" solver pinned 40 diverge
+    assert_success
+    assert_output --partial "PASS copies solver"
+    [ "$(stat flushes.divergence)" -ge 1 ] || fail "no divergence flush"
+    [ "$(stat launches.flushed_eager)" -ge 2 ] || fail "nothing held went out eagerly"
+    [ "$(stat graphs.replays)" -ge 30 ] || fail "too few replays"
+    no_failures
+}
+
+@test "solver loop on the legacy default stream: one graph, exact results" {
+    ag "$H/copies" solver pinned 40 legacy
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(stat graphs.replays)" 38
+    assert_equal "$(fc memcpy_nodes_added)" 1
+    no_failures
+}
+
+@test "solver loop in pieces of 2 (pipelined replay across memset/copy records)" {
+    ag env AUTOGRAPH_PIECE=2 "$H/copies" solver pinned 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    [ "$(fc graph_copies_executed)" -ge 60 ] || fail "copies not replayed"
+    no_failures
+}
+
+@test "device-to-device, memsetD8/D16, cuMemcpyAsync, _ptsz entry point: one graph" {
+    ag "$H/copies" dtod 40
+    assert_success
+    assert_output --partial "PASS copies dtod"
+    assert_equal "$(stat graphs.built)" 1
+    assert_equal "$(stat graphs.replays)" 38
+    assert_equal "$(fc memset_nodes_added)" 2
+    assert_equal "$(fc memcpy_nodes_added)" 3
+    assert_equal "$(fc graph_copies_executed)" 190
+    no_failures
+}
+
+@test "HtoD from pageable memory is never held, even with COPY_NODES=all" {
+    local m
+    for m in pinned all; do
+        ag env AUTOGRAPH_COPY_NODES=$m "$H/copies" htod pageable 40
+        assert_success
+        assert_output --partial "PASS copies htod"
+        # only the read-back into pinned memory is a node
+        assert_equal "$(fc memcpy_nodes_added)" 1
+    done
+}
+
+@test "pageable memory that the driver calls host memory (HMM) is still never held" {
+    ag env FAKECUDA_HMM=1 AUTOGRAPH_COPY_NODES=all "$H/copies" htod pageable 40
+    assert_success
+    assert_output --partial "PASS copies htod"
+    assert_equal "$(fc memcpy_nodes_added)" 1
+    ag env FAKECUDA_HMM=1 "$H/copies" solver pageable 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    assert_equal "$(fc memcpy_nodes_added)" 0
+}
+
+@test "HtoD from pinned memory is held: both copies are nodes" {
+    ag "$H/copies" htod pinned 40
+    assert_success
+    assert_output --partial "PASS copies htod"
+    assert_equal "$(fc memcpy_nodes_added)" 2
+    assert_equal "$(stat graphs.replays)" 38
+    no_failures
+}
+
+@test "a failing memcpy node update sends the piece eagerly, results stay exact" {
+    ag env FAKECUDA_FAIL=cuGraphExecMemcpyNodeSetParams:2 "$H/copies" solver pinned 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    [ "$(stat failures.update)" -ge 1 ] || fail "no update failure injected"
+}
