@@ -162,6 +162,16 @@ int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const a
     AG_ASSERT(st->pos + st->nheld < st->cand->len);
     if (st->nheld >= st->learn.max_nodes)
         return -1; /* never past the held array, whatever a template claims */
+    if (AG_UNLIKELY(st->nheld == st->held_cap)) {
+        uint32_t cap = st->held_cap * 2;
+        if (cap > st->learn.max_nodes)
+            cap = st->learn.max_nodes;
+        ag_rec *h = realloc(st->held, cap * sizeof *h);
+        if (!h)
+            return -1;
+        st->held = h;
+        st->held_cap = cap;
+    }
     if (!st->nheld && st->pos)
         st->hold_t0 = ag_now_ns(); /* a new piece: its own hold, for the watchdog */
     ag_rec *r = &st->held[st->nheld];

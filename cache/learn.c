@@ -1,6 +1,8 @@
 /* Learning which launch sequences repeat on one stream (see learn.h). */
 #include "cache/learn.h"
 
+#include "cache/compiler.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +27,12 @@ int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t mi
     L->min_repeats = min_repeats;
     L->rest_next = AG_LEARN_REST_FIRST;
     L->win_len = AG_LEARN_WINDOW_SHORT;
-    L->shapes = malloc(max_nodes * sizeof *L->shapes);
-    L->hashes = malloc(max_nodes * sizeof *L->hashes);
-    L->ring = calloc(AG_LEARN_RING, sizeof *L->ring);
-    L->last = calloc(AG_LEARN_LAST, sizeof *L->last);
-    if (!L->shapes || !L->hashes || !L->ring || !L->last) {
+    /* small at first: most streams' segments are short, and the period tracker's tables are
+     * made when a long stretch without an ordering point first shows (track_period) */
+    L->cap = max_nodes < 32 ? max_nodes : 32;
+    L->shapes = malloc(L->cap * sizeof *L->shapes);
+    L->hashes = malloc(L->cap * sizeof *L->hashes);
+    if (!L->shapes || !L->hashes) {
         ag_learn_free(L);
         return -1;
     }
@@ -130,6 +133,17 @@ static int close_segment(ag_learn *L, ag_closed *c)
  * copies are seen. */
 static void track_period(ag_learn *L, uint64_t h)
 {
+    if (AG_UNLIKELY(!L->ring)) {
+        L->ring = calloc(AG_LEARN_RING, sizeof *L->ring);
+        L->last = calloc(AG_LEARN_LAST, sizeof *L->last);
+        if (!L->ring || !L->last) { /* no tracking: chunks are cut at max_nodes */
+            free(L->ring);
+            free(L->last);
+            L->ring = NULL;
+            L->last = NULL;
+            return;
+        }
+    }
     uint64_t x = L->pos++;
     L->ring[x % AG_LEARN_RING] = h;
     if (L->period) {
@@ -200,10 +214,29 @@ static void window_end(ag_learn *L)
     period_restart(L);
 }
 
+/* Room for a longer segment (doubling, up to max_nodes); -1 when out of memory. */
+static int grow(ag_learn *L)
+{
+    uint32_t cap = L->cap * 2 < L->max_nodes ? L->cap * 2 : L->max_nodes;
+    ag_shape *s = realloc(L->shapes, cap * sizeof *s);
+    if (s)
+        L->shapes = s;
+    uint64_t *h = s ? realloc(L->hashes, cap * sizeof *h) : NULL;
+    if (!h)
+        return -1;
+    L->hashes = h;
+    L->cap = cap;
+    return 0;
+}
+
 int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0, ag_closed *c)
 {
     if (L->len == 0)
         L->t0 = t0;
+    if (AG_UNLIKELY(L->len == L->cap) && grow(L)) {
+        L->len = 0; /* out of memory: this segment is dropped */
+        return 0;
+    }
     L->shapes[L->len] = *shape;
     L->hashes[L->len] = hash;
     L->len++;

@@ -51,6 +51,8 @@ typedef struct ag_learn {
     int period_active;
     /* the rest */
     uint64_t t0;             /* the engine's clock at the segment's first launch */
+    uint32_t cap;            /* room in shapes / hashes: grows with the longest segment (a
+                              * stream's first launch should not pay for MAX_NODES of it) */
     /* period detection over the whole stream */
     uint64_t pos;            /* launches seen */
     uint64_t period, run, phase;

@@ -76,7 +76,8 @@ int ag_stream_prepare(ag_stream *st)
     uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
         return -1;
-    if (!(st->held = calloc(max, sizeof *st->held))) {
+    st->held_cap = max < 16 ? max : 16; /* grows with the longest piece held (hold.c) */
+    if (!(st->held = calloc(st->held_cap, sizeof *st->held))) {
         ag_learn_free(&st->learn);
         return -1;
     }

@@ -121,6 +121,7 @@ typedef struct ag_stream {
     CUstream issue;                  /* where held work goes out: handle, or `side` below */
     CUcontext ctx;
     uint64_t hold_t0;                /* when the held piece's first launch was held */
+    uint32_t held_cap;               /* room in `held` (at most max_nodes) */
     uint64_t occ_t0;                 /* when the occurrence under way began */
     uint32_t pos;                    /* launches of `cand` already replayed (whole pieces) */
     uint32_t piece;                  /* the piece being held */
