@@ -335,7 +335,7 @@ no_failures() {
 
 # ---- the persistent profile ----------------------------------------------------------------
 
-@test "profile: a second run holds from the first occurrence, exact results" {
+@test "profile: a second run holds from the second occurrence, exact results" {
     local prof="$BATS_TEST_TMPDIR/profile"
     ag AUTOGRAPH_PROFILE="$prof" "$H/loop8" 50 keep
     assert_success
@@ -343,7 +343,9 @@ no_failures() {
     assert_success
     assert_output --partial "PASS loop8"
     at_least profile.used 1
-    assert_equal "$(stat graphs.replays)" 50
+    # the first occurrence runs eagerly: a launch held is reported done, so only launches whose
+    # function already ran in this process are held (issue 10, item 4)
+    assert_equal "$(stat graphs.replays)" 49
     no_failures
 }
 

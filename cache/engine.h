@@ -40,12 +40,19 @@ void ag_engine_prepare(void);
 /* A kernel launch. Returns what the application must see for this call. */
 CUresult ag_launch_kernel(const ag_launch *l);
 
-/* Ordering points, called before the real function runs (after it for *_done). */
-void ag_order_stream(CUstream s, int ptsz);     /* any work on or wait for stream s */
-void ag_order_sync_copy(int ptsz);              /* synchronous copy/memset: default stream */
+/* Ordering points, called before the real function runs (after it for *_done). Those that
+ * return a CUresult hand back an error a held launch left on the stream when it went out
+ * late (the application was told CUDA_SUCCESS for it): the wrapper passes it with the real
+ * call's result to ag_order_result, which decides what the application sees. */
+CUresult ag_order_stream(CUstream s, int ptsz); /* any work on or wait for stream s */
+CUresult ag_order_sync_copy(int ptsz);          /* synchronous copy/memset: default stream */
 void ag_order_all(void);                        /* frees, context sync: everything held */
-void ag_order_invalidate(void);                 /* unloads, context teardown: drop all caches */
-void ag_order_stream_destroy(CUstream s);
+CUresult ag_order_invalidate(void);             /* unloads, context teardown: drop all caches */
+CUresult ag_order_stream_destroy(CUstream s);
+/* r, the real call's result, or `pending` (an error from ag_order_*) when r is CUDA_SUCCESS;
+ * when both are errors, r, and `pending` stays on stream s for its next call. */
+CUresult ag_order_result(CUstream s, int ptsz, CUresult r, CUresult pending);
+void ag_order_capture_end(CUstream s, int ptsz);
 void ag_order_capture_begin(CUstream s, int ptsz);
 void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r);
 void ag_order_capture_end_done(CUstream s, int ptsz);

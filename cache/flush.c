@@ -13,15 +13,17 @@
 
 /* ---- flushing (the stream's lock held) -------------------------------------------------- */
 
-/* Issues one held launch as the application made it, on the stream's canonical handle. */
+/* Issues one held launch as the application made it, on the stream's canonical handle. Nothing
+ * is allocated here: a flush may come from the watchdog or an exiting thread, and a launch
+ * must not be lost to a failed malloc (ag_hold_one reserved st->ptrs). */
 static CUresult issue(ag_stream *st, const ag_rec *r)
 {
     if (r->shape.kind == AG_KIND_COPY)
         return ag_copy_issue(st, r); /* a memset or copy (copy.c) */
     const ag_shape *s = &r->shape;
-    void *ptrs_small[16], **ptrs = ptrs_small;
-    if (r->lay->nparams > 16 && !(ptrs = malloc(r->lay->nparams * sizeof *ptrs)))
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    void *ptrs_small[16], **ptrs = r->lay->nparams <= 16 ? ptrs_small : st->ptrs;
+    if (r->lay->nparams > st->ptrs_cap && ptrs != ptrs_small)
+        return CUDA_ERROR_OUT_OF_MEMORY; /* cannot happen: reserved when it was held */
     ag_params_ptrs(r->lay, st->arena + r->blob, ptrs);
     int attrs = s->kind == AG_KIND_ATTRS;
     const ag_dims *d = &r->dims;
@@ -34,10 +36,28 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
                     r->lay->nparams ? ptrs : NULL, NULL,
                     s->kind == AG_KIND_COOP ? AG_ENTRY_COOP : attrs ? AG_ENTRY_EX : AG_ENTRY_LAUNCH,
                     &c };
-    CUresult res = ag_launch_call(&l);
-    if (ptrs != ptrs_small)
-        free(ptrs);
-    return res;
+    return ag_launch_call(&l);
+}
+
+/* A held launch failed when it went out: the application was told CUDA_SUCCESS for it, so the
+ * error stays on the stream and its next call returns it (ag_stream_error_take), as the driver
+ * returns an earlier launch's error at a sync. The first error is kept. */
+static void error_keep(ag_stream *st, CUresult r)
+{
+    if (!st->err)
+        __atomic_store_n(&st->err, (uint16_t)(r > 0xffff ? CUDA_ERROR_UNKNOWN : r),
+                         __ATOMIC_RELAXED);
+    ag_rest_end(st); /* no call on it may pass on a rest token before the error is returned */
+}
+
+CUresult ag_stream_error_take(ag_stream *st, CUresult r)
+{
+    AG_ASSERT(ag_lock_held(&st->mu));
+    CUresult e = (CUresult)st->err;
+    if (AG_LIKELY(!e) || r != CUDA_SUCCESS)
+        return r; /* the call's own error first; the held launch's comes at the next call */
+    __atomic_store_n(&st->err, 0, __ATOMIC_RELAXED);
+    return e;
 }
 
 void ag_issue_held(ag_stream *st)
@@ -47,8 +67,10 @@ void ag_issue_held(ag_stream *st)
         CUresult r = issue(st, &st->held[i]);
         if (r != CUDA_SUCCESS) {
             ag_stat_inc(AG_ST_FAIL_EAGER);
-            ag_log(AG_LOG_WARN, "held launch of %s failed on flush (%d)", st->held[i].lay->name,
-                   (int)r);
+            ag_log(AG_LOG_WARN, "held launch of %s failed on flush (%d): the next call on "
+                   "stream %p returns the error", st->held[i].lay->name, (int)r,
+                   (void *)st->handle);
+            error_keep(st, r);
         }
     }
     ag_stat_add(AG_ST_FLUSHED, st->nheld);
@@ -127,6 +149,8 @@ typedef struct {
     ag_ctxinfo *ci;       /* only this context; NULL: all */
     int blocking_only;    /* only blocking, non-legacy streams */
     enum ag_stat reason;
+    uint64_t own;         /* nonzero: end the learning segments of this thread's streams
+                           * only (the others are flushed) */
 } flush_req;
 
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
@@ -165,21 +189,45 @@ static void flush_each(ag_stream *st, void *arg)
     if (st->kind == AG_SK_DEAD)
         return;
     ag_lock(&st->mu);
-    ag_flush_foreign(st, q->reason, 1);
+    ag_flush_foreign(st, q->reason, !q->own || st->last_thread == q->own);
     ag_unlock(&st->mu);
 }
 
 void ag_flush_all(enum ag_stat reason)
 {
-    flush_req q = { NULL, 0, reason };
+    /* A free or a context-wide sync is a fixed point in the program order of the thread that
+     * makes it, and so in that of the streams it launches on: their segments end there, as at
+     * any ordering point (a loop that frees mid-way is learned as the parts between frees).
+     * To another thread's streams it comes at any moment: ending their segments there would
+     * cut their sequences at random places, and they would never repeat. */
+    flush_req q = { NULL, 0, reason, reason == AG_ST_FL_ALL ? ag_thread_id() : 0 };
     ag_streams_each(flush_each, &q);
+}
+
+/* ---- a thread that exits ---------------------------------------------------------------- */
+
+static void exit_flush(ag_stream *st)
+{
+    ag_flush_foreign(st, AG_ST_FL_EXIT, 0);
+}
+
+void ag_ptds_thread_exit(void *unused)
+{
+    (void)unused;
+    if (!ag_engine_started())
+        return;
+    /* the owner itself flushes what its per-thread streams hold, onto them, before they go */
+    int n = ag_streams_retire_thread(ag_thread_id(), exit_flush, ag_stream_empty);
+    if (n)
+        ag_log(AG_LOG_DEBUG, "thread %llu exits: %d per-thread stream state%s retired",
+               (unsigned long long)ag_thread_id(), n, n > 1 ? "s" : "");
 }
 
 __attribute__((noinline)) void ag_cross_flush_slow(ag_stream *st)
 {
     ag_ctxinfo *ci = st->ci;
     if (st->kind == AG_SK_LEGACY) {
-        flush_req q = { ci, 1, AG_ST_FL_CROSS };
+        flush_req q = { ci, 1, AG_ST_FL_CROSS, 0 };
         ag_streams_each(flush_each, &q);
     } else {
         pthread_mutex_lock(&ag_registry_mu); /* keeps ci->legacy alive */

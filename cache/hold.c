@@ -172,6 +172,8 @@ int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const a
         st->held = h;
         st->held_cap = cap;
     }
+    if (lay->nparams > 16 && ag_stream_ptrs_reserve(st, lay->nparams))
+        return -1; /* issuing it eagerly later must not need memory (flush.c: issue) */
     if (!st->nheld && st->pos)
         st->hold_t0 = ag_now_ns(); /* a new piece: its own hold, for the watchdog */
     ag_rec *r = &st->held[st->nheld];

@@ -131,8 +131,12 @@ void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order);
 /* The hold watchdog's one call: flushes every hold that began more than max_age ns before
  * `now` (a stream whose owner is inside a call right now is left for the next tick). */
 void ag_flush_stale(uint64_t now, uint64_t max_age);
-/* Issues the held launches eagerly, in order. */
+/* Issues the held launches eagerly, in order; a launch the driver refuses leaves its error
+ * on the stream (st->err). */
 void ag_issue_held(ag_stream *st);
+/* What a call on st returns (st->mu held), given r, the call's own result: an error a held
+ * launch left on st, once, when the call itself succeeded; else r. */
+CUresult ag_stream_error_take(ag_stream *st, CUresult r);
 
 /* Per-thread default streams: the owner marks where a hold begins, and joins the side stream. */
 int ag_ptds_mark(ag_stream *st);

@@ -118,6 +118,8 @@ static inline CUresult launch_kernel(const ag_launch *l)
         return pass_rested(l);
     ag_lock(&st->mu);
     CUresult r = launch_locked(st, l);
+    if (AG_UNLIKELY(st->err)) /* a held launch failed when it went out */
+        r = ag_stream_error_take(st, r);
     ag_sync_open(st);
     ag_unlock(&st->mu);
     return r;
@@ -145,6 +147,31 @@ static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launc
 
 static CUresult launch_learning(ag_stream *st, const ag_launch *l);
 
+/* Whether the function has launched successfully in this process. A profile sequence is held
+ * only once each of its launches has: a launch held is reported done, and one whose like never
+ * ran here (other dimensions the kernel cannot take, say) might fail when it goes out. */
+static inline int layout_ran(const ag_layout *lay)
+{
+    return __atomic_load_n(&lay->ran, __ATOMIC_RELAXED);
+}
+
+static inline void layout_mark_ran(const ag_layout *lay)
+{
+    if (AG_UNLIKELY(!layout_ran(lay)))
+        __atomic_store_n(&((ag_layout *)lay)->ran, 1, __ATOMIC_RELAXED);
+}
+
+/* Whether the driver would take a launch on st now: a created stream's context must be the
+ * calling thread's current one (else the launch fails with CUDA_ERROR_INVALID_CONTEXT, which
+ * the application must get at the launch, not a hold that fails when it goes out). Asked when
+ * an occurrence begins, one driver call per hold; a default stream's state is that of the
+ * current context already. */
+static int context_current(const ag_stream *st)
+{
+    CUcontext cur = NULL;
+    return st->kind != AG_SK_REGULAR || (!ag_drv.cuCtxGetCurrent(&cur) && cur == st->ctx);
+}
+
 /* The part every launch runs: kept small, so that a launch that passes while learning rests
  * touches few lines of code (see process.h); the rest is out of line. */
 static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
@@ -164,6 +191,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
     AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     if (ag_stream_prepare(st))
         return passthrough(l);
+    st->last_thread = ag_thread_id(); /* whose frees end its segments (flush.c) */
     ag_shape sh;
     CUlaunchAttribute at[AG_MAX_ATTRS];
     int first = 0;
@@ -198,7 +226,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
         if (st->cand->prof) {
             ag_pshape ps;
             ag_pshape_of(&sh, lay, &ps);
-            ok = ag_profile_node_is(st->cand->prof, st->nheld, &ps);
+            ok = layout_ran(lay) && ag_profile_node_is(st->cand->prof, st->nheld, &ps);
         } else {
             ok = ag_node_matches(st->cand, st->pos + st->nheld, &sh, h, at);
         }
@@ -224,9 +252,11 @@ idle:;
     ag_tmpl *T = !lay || atomic_load_explicit(&ag_hot.captures, memory_order_acquire)
                      ? NULL
                      : ag_find_start(st, &sh, h, at);
-    if (!T && lay && !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) &&
-        ag_profile_active())
+    if (!T && lay && layout_ran(lay) &&
+        !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) && ag_profile_active())
         T = ag_provisional(&sh, lay, h);
+    if (T && !context_current(st))
+        T = ag_discard_provisional(T); /* passes through, and gets the driver's error */
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
         T = ag_discard_provisional(T);
     if (T) {
@@ -248,9 +278,12 @@ idle:;
     if (U)
         ag_mark_begin(st, U, 0);
     CUresult r = pass_sampled(l);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        if (lay)
+            layout_mark_ran(lay);
         ag_learn_launch(st, h, &sh, now);
-    else
+    } else {
         ag_order_locked(st, AG_ST_FL_DIVERGE);
+    }
     return r;
 }

@@ -9,41 +9,63 @@
 #include "cache/internal.h"
 #include "cache/selftime.h"
 
-static void order_stream(CUstream s, int ptsz);
+static CUresult order_stream(CUstream s, int ptsz, int take);
 
-__attribute__((hot)) void ag_order_stream(CUstream s, int ptsz)
+__attribute__((hot)) CUresult ag_order_stream(CUstream s, int ptsz)
 {
     if (!ag_engine_started())
-        return;
+        return CUDA_SUCCESS;
     AG_SELF_BEGIN();
-    order_stream(s, ptsz);
+    CUresult e = order_stream(s, ptsz, 1);
     AG_SELF_END(AG_SELF_STREAM_ORDER);
+    return e;
 }
 
-static __attribute__((hot)) void order_stream(CUstream s, int ptsz)
+/* The ordering point; with `take`, returns (and clears) an error a held launch left on the
+ * stream (an error there also keeps the rest paths below from passing: rest.h). */
+static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take)
 {
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
     if (!captures && ag_rest_token_covers(s))
-        return;
+        return CUDA_SUCCESS;
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
     if (!st)
-        return;
+        return CUDA_SUCCESS;
     ag_cross_flush(st);
     if (ag_rest_order_passes(st))
-        return;
+        return CUDA_SUCCESS;
     ag_lock(&st->mu);
     if (st->kind == AG_SK_PTDS)
         ag_ptds_join(st);
     if (st->kind != AG_SK_DEAD)
         ag_order_locked(st, AG_ST_FL_ORDER);
+    CUresult e = take ? ag_stream_error_take(st, CUDA_SUCCESS) : CUDA_SUCCESS;
     ag_sync_open(st);
     ag_unlock(&st->mu);
+    return e;
 }
 
-void ag_order_sync_copy(int ptsz)
+CUresult ag_order_result(CUstream s, int ptsz, CUresult r, CUresult pending)
 {
-    ag_order_stream(NULL, ptsz);
+    if (r == CUDA_SUCCESS || !pending)
+        return r ? r : pending;
+    /* the call failed on its own: the driver's answer first, the held launch's error stays
+     * on the stream for its next call */
+    ag_stream *st = ag_stream_find(s, ptsz);
+    if (st) {
+        ag_lock(&st->mu);
+        if (!st->err && st->kind != AG_SK_DEAD)
+            __atomic_store_n(&st->err, (uint16_t)pending, __ATOMIC_RELAXED);
+        ag_rest_end(st);
+        ag_unlock(&st->mu);
+    }
+    return r;
+}
+
+CUresult ag_order_sync_copy(int ptsz)
+{
+    return ag_order_stream(NULL, ptsz);
 }
 
 void ag_order_all(void)
@@ -53,26 +75,52 @@ void ag_order_all(void)
 }
 
 
-void ag_order_invalidate(void)
+/* The first error a held launch left on a state being retired (the call retiring it returns
+ * it: it is the last call that can). */
+static void take_error(ag_stream *st, void *arg)
+{
+    CUresult *e = arg;
+    if (st->kind == AG_SK_DEAD || !__atomic_load_n(&st->err, __ATOMIC_RELAXED))
+        return;
+    ag_lock(&st->mu);
+    CUresult x = ag_stream_error_take(st, CUDA_SUCCESS);
+    if (!*e)
+        *e = x;
+    ag_unlock(&st->mu);
+}
+
+CUresult ag_order_invalidate(void)
 {
     if (!ag_engine_started())
-        return;
+        return CUDA_SUCCESS;
     ag_flush_all(AG_ST_FL_ALL);
+    CUresult e = CUDA_SUCCESS;
+    ag_streams_each(take_error, &e);
     ag_streams_retire_all(ag_stream_empty);
     ag_layout_invalidate();
     ag_stat_inc(AG_ST_INVALIDATIONS);
     ag_log(AG_LOG_DEBUG, "module unload or context teardown: caches dropped");
+    return e;
 }
 
-void ag_order_stream_destroy(CUstream s)
+CUresult ag_order_stream_destroy(CUstream s)
 {
     if (!ag_engine_started() || s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
-        return;
+        return CUDA_SUCCESS;
     ag_stream *st = ag_stream_find(s, 0);
     if (!st)
-        return;
+        return CUDA_SUCCESS;
     ag_cross_flush(st);
+    /* flushed as from any thread: the caller's current context need not be the stream's */
+    CUresult e = CUDA_SUCCESS;
+    ag_lock(&st->mu);
+    if (st->kind != AG_SK_DEAD) {
+        ag_flush_foreign(st, AG_ST_FL_ORDER, 0);
+        e = ag_stream_error_take(st, CUDA_SUCCESS);
+    }
+    ag_unlock(&st->mu);
     ag_stream_retire(st, ag_stream_empty);
+    return e;
 }
 
 /* The application captures: flush everything first, and hold nothing until it is done. */
@@ -87,7 +135,8 @@ void ag_order_capture_begin(CUstream s, int ptsz)
 {
     /* first an ordering point on the stream itself, outside the capture: a per-thread stream
      * joins its side stream now (inside the capture the join would invalidate it) */
-    ag_order_stream(s, ptsz);
+    if (ag_engine_started())
+        order_stream(s, ptsz, 0); /* an error left on it waits: the capture does begin */
     atomic_fetch_add(&ag_hot.captures, 1);
     if (ag_engine_started())
         ag_flush_all(AG_ST_FL_ORDER);
@@ -109,6 +158,12 @@ void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r)
         }
     /* no free slot: the count stays up and launches keep passing through -- safe */
     pthread_mutex_unlock(&g_cap_mu);
+}
+
+void ag_order_capture_end(CUstream s, int ptsz)
+{
+    if (ag_engine_started())
+        order_stream(s, ptsz, 0); /* the graph is made: an error left waits for the next call */
 }
 
 void ag_order_capture_end_done(CUstream s, int ptsz)

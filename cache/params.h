@@ -17,6 +17,8 @@ typedef struct ag_layout {
     uint32_t nparams;
     uint32_t size;           /* bytes of the packed parameter block */
     uint8_t dense;           /* no padding between parameters: nothing to zero */
+    uint8_t ran;             /* launched successfully in this process (set by the launch path,
+                              * read by profile holds: cache/launch.c) */
     uint32_t *off, *sz;      /* nparams each */
     uint64_t ident;          /* the same kernel in another run: name, parameter layout and
                               * the size of its module (AUTOGRAPH_PROFILE) */

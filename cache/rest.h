@@ -51,8 +51,8 @@ static inline int ag_rest_take_unlocked(ag_stream *st, CUstream s, unsigned long
                                         unsigned long epoch)
 {
     uint8_t kind = __atomic_load_n(&st->kind, __ATOMIC_RELAXED);
-    if (kind == AG_SK_PTDS)
-        return 0;
+    if (kind == AG_SK_PTDS || __atomic_load_n(&st->err, __ATOMIC_RELAXED))
+        return 0; /* (an error a held launch left is returned under the lock) */
     if (kind != AG_SK_REGULAR)
         return ag_learn_resting(&st->learn);
     if (!__atomic_load_n(&st->learn.rest_left, __ATOMIC_RELAXED))
@@ -75,7 +75,7 @@ static inline int ag_rest_take_unlocked(ag_stream *st, CUstream s, unsigned long
 static inline int ag_rest_order_passes(ag_stream *st)
 {
     return __atomic_load_n(&st->kind, __ATOMIC_RELAXED) != AG_SK_PTDS &&
-           ag_learn_rests(&st->learn);
+           !__atomic_load_n(&st->err, __ATOMIC_RELAXED) && ag_learn_rests(&st->learn);
 }
 
 /* 3. Under the stream's lock (per-thread streams, and whoever lost a race for the last of a

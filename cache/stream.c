@@ -30,6 +30,9 @@ static __thread struct {
     ag_stream *st;
 } t_cache[TCACHE] __attribute__((tls_model("initial-exec")));
 
+/* A context's slot (the registry lock held). Slots are reclaimed when every state is retired
+ * (a context's destruction: ag_streams_retire_all); with MAX_CTX contexts alive at once, a
+ * stream of one more passes through. */
 static ag_ctxinfo *ctxinfo(CUcontext ctx)
 {
     int n = atomic_load(&g_nctx);
@@ -37,11 +40,37 @@ static ag_ctxinfo *ctxinfo(CUcontext ctx)
         if (g_ctx[i].ctx == ctx)
             return &g_ctx[i];
     /* called under the registry lock: no one else appends meanwhile */
-    if (n == MAX_CTX)
+    if (n == MAX_CTX) {
+        static int said;
+        if (!said) {
+            said = 1;
+            ag_log(AG_LOG_INFO, "more than %d CUDA contexts: streams of further contexts pass "
+                   "through (never graphed)", MAX_CTX);
+        }
         return NULL;
+    }
     g_ctx[n].ctx = ctx;
     atomic_store(&g_nctx, n + 1);
     return &g_ctx[n];
+}
+
+/* Per-thread default streams die with their thread: a key's destructor, set by the owner
+ * when its first per-thread stream state is made, retires them (flush.c: ag_ptds_thread_exit)
+ * so that they neither stay in memory nor slow every walk of the registry. */
+static pthread_key_t g_exit_key;
+static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
+static int g_exit_key_ok;
+
+static void exit_key_make(void)
+{
+    g_exit_key_ok = pthread_key_create(&g_exit_key, ag_ptds_thread_exit) == 0;
+}
+
+static void ptds_exit_watch(void)
+{
+    pthread_once(&g_exit_once, exit_key_make);
+    if (g_exit_key_ok && !pthread_getspecific(g_exit_key))
+        pthread_setspecific(g_exit_key, (void *)1);
 }
 
 static ag_stream *create_state(const ag_skey *k, int kind)
@@ -82,6 +111,18 @@ int ag_stream_prepare(ag_stream *st)
         return -1;
     }
     ag_stream_attrs_read(st); /* attributes set before its first launch */
+    return 0;
+}
+
+int ag_stream_ptrs_reserve(ag_stream *st, uint32_t n)
+{
+    if (n <= st->ptrs_cap)
+        return 0;
+    void **p = realloc(st->ptrs, n * sizeof *p);
+    if (!p)
+        return -1;
+    st->ptrs = p;
+    st->ptrs_cap = n;
     return 0;
 }
 
@@ -126,6 +167,8 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
             return NULL;
         }
         if (!st) {
+            if (kind == AG_SK_PTDS)
+                ptds_exit_watch();
             HASH_ADD(hh, g_table, key, sizeof n->key, n);
             if (kind == AG_SK_LEGACY)
                 n->ci->legacy = n;
@@ -214,6 +257,36 @@ void ag_streams_retire_all(void (*empty)(ag_stream *))
     ag_stream *st, *tmp;
     pthread_mutex_lock(&ag_registry_mu);
     HASH_ITER(hh, g_table, st, tmp) retire_locked(st, empty);
+    /* no live state points at a context slot now: all are free again (a retired state may
+     * still read its old slot's counters, which are zero after its retirement, and at worst
+     * flushes the streams of the slot's next context once) */
+    int n = atomic_load(&g_nctx);
+    for (int i = 0; i < n; i++) {
+        g_ctx[i].ctx = NULL;
+        g_ctx[i].legacy = NULL;
+    }
+    atomic_store(&g_nctx, 0);
     atomic_fetch_add_explicit(&ag_hot.registry_gen, 1, memory_order_release);
     pthread_mutex_unlock(&ag_registry_mu);
+}
+
+int ag_streams_retire_thread(uint64_t thread, void (*flush)(ag_stream *),
+                             void (*empty)(ag_stream *))
+{
+    ag_stream *st, *tmp;
+    int n = 0;
+    pthread_mutex_lock(&ag_registry_mu);
+    HASH_ITER(hh, g_table, st, tmp) {
+        if (st->kind != AG_SK_PTDS || st->key.thread != thread)
+            continue;
+        ag_lock(&st->mu);
+        flush(st);
+        ag_unlock(&st->mu);
+        retire_locked(st, empty);
+        n++;
+    }
+    if (n)
+        atomic_fetch_add_explicit(&ag_hot.registry_gen, 1, memory_order_release);
+    pthread_mutex_unlock(&ag_registry_mu);
+    return n;
 }

@@ -106,6 +106,9 @@ typedef struct ag_stream {
                                       * template `cand` (an occurrence is under way while cand
                                       * is set; between pieces nothing is held) */
     uint8_t tokens_out;              /* threads may hold rest tokens for this stream (rest.h) */
+    uint16_t err;                    /* a held launch that failed when it went out: returned at
+                                      * the next call on this stream, as the driver returns an
+                                      * error at a sync (a CUresult; 0: none) */
     ag_ctxinfo *ci;
     ag_rec *held;                    /* max_nodes; NULL until the first launch */
     ag_tmpl *cand;
@@ -123,6 +126,7 @@ typedef struct ag_stream {
     uint64_t hold_t0;                /* when the held piece's first launch was held */
     uint32_t held_cap;               /* room in `held` (at most max_nodes) */
     uint64_t occ_t0;                 /* when the occurrence under way began */
+    uint64_t last_thread;            /* ag_thread_id() of its last learning launch */
     uint32_t pos;                    /* launches of `cand` already replayed (whole pieces) */
     uint32_t piece;                  /* the piece being held */
     uint8_t occ_built;               /* the occurrence under way built a piece's graph */
@@ -130,7 +134,8 @@ typedef struct ag_stream {
     uint8_t *arena;                  /* parameter blocks and attributes of held launches */
     size_t arena_cap, arena_used;
     void **ptrs;                     /* scratch kernelParams */
-    uint32_t ptrs_cap;
+    uint32_t ptrs_cap;               /* at least the nparams of every held launch (reserved
+                                      * when held: a flush allocates nothing) */
     /* per-thread default streams only: another thread cannot issue onto this thread's
      * per-thread stream, so a flush from elsewhere goes to `side`, ordered after `ev_start`
      * (recorded when the hold began) and joined back by the owner through `ev_side` */
@@ -203,9 +208,17 @@ void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg);
  * under its lock, before it is marked dead. */
 void ag_stream_retire(ag_stream *st, void (*empty)(ag_stream *));
 void ag_streams_retire_all(void (*empty)(ag_stream *));
+/* Retires the per-thread stream states of one thread, each flushed first (under its lock) by
+ * `flush`; returns how many. */
+int ag_streams_retire_thread(uint64_t thread, void (*flush)(ag_stream *),
+                             void (*empty)(ag_stream *));
+/* The destructor of a thread that made per-thread stream states (flush.c). */
+void ag_ptds_thread_exit(void *unused);
 
 /* Allocates what a state needs for learning and holding (on its first launch). */
 int ag_stream_prepare(ag_stream *st);
+/* Room for n pointers in st->ptrs (st->mu held); -1 when out of memory. */
+int ag_stream_ptrs_reserve(ag_stream *st, uint32_t n);
 
 extern atomic_int ag_nholding;       /* states holding launches, process-wide */
 extern pthread_mutex_t ag_registry_mu;

@@ -2,8 +2,9 @@
  * tools/gen_hooks.py), and the table of everything we wrap.
  *
  * A wrapper tells the engine what is about to happen, calls the real function with the
- * caller's arguments, and returns its result untouched: the application sees exactly the
- * driver's answer at the same call. */
+ * caller's arguments, and returns its result: the application sees the driver's answer at the
+ * same call -- or, when that is CUDA_SUCCESS, an error that a launch we held and reported as
+ * done met when it went out (the driver would have returned it already). */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
 
@@ -13,18 +14,21 @@
 #include "cache/funcattr.h"
 #include "real.h"
 
-/* What each kind of ordering point tells the engine, before and after the real call. */
+/* What each kind of ordering point tells the engine, before and after the real call. The
+ * PRE step's value is an error a held launch left on the stream (0: none), returned instead of
+ * the real call's CUDA_SUCCESS (ag_order_result): the driver would have returned it already. */
 #define AG_PRE_STREAM(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_STREAM_ATTR(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
 /* frees and teardowns may give an address another memory kind (cache/copy.h) */
-#define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all())
+#define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all(), CUDA_SUCCESS)
 /* Handles of unloaded functions (or of a torn-down context's) may come back for others. */
 #define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_copy_forget(), ag_order_invalidate())
 #define AG_PRE_DESTROY(s, ptsz) ag_order_stream_destroy(s)
-#define AG_PRE_FREE_ASYNC(s, ptsz) (ag_copy_forget(), ag_order_all())
-#define AG_PRE_CAPTURE_BEGIN(s, ptsz) ag_order_capture_begin(s, ptsz)
-#define AG_PRE_CAPTURE_END(s, ptsz) ag_order_stream(s, ptsz)
+#define AG_PRE_FREE_ASYNC(s, ptsz) (ag_copy_forget(), ag_order_all(), CUDA_SUCCESS)
+/* a capture begins or ends whatever a held launch left: that error waits for the next call */
+#define AG_PRE_CAPTURE_BEGIN(s, ptsz) (ag_order_capture_begin(s, ptsz), CUDA_SUCCESS)
+#define AG_PRE_CAPTURE_END(s, ptsz) (ag_order_capture_end(s, ptsz), CUDA_SUCCESS)
 /* Async memsets and copies (class COPY) are offered to the engine first; when it does not
  * take them they are stream operations like the rest. */
 #define AG_PRE_COPY(s, ptsz) ag_order_stream(s, ptsz)
@@ -97,10 +101,10 @@ AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
         CUresult r;                                                                            \
         if (AG_OFFER_##action(name, ptsz, &r, args))                                           \
             return r;                                                                          \
-        AG_PRE_##action(s, ptsz);                                                              \
+        CUresult pending = AG_PRE_##action(s, ptsz);                                           \
         r = real_##name args;                                                                  \
         AG_POST_##action(s, ptsz, r);                                                          \
-        return r;                                                                              \
+        return AG_UNLIKELY(pending) ? ag_order_result(s, ptsz, r, pending) : r;                \
     }
 #include "hooks_gen.h"
 #undef AG_HOOK
