@@ -502,6 +502,8 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
             return;
         T->eager_runs++;
         occurred(T, 0, 0, c->t0);
+        /* graphs lost here: its occurrences should not keep the stream learning (resting) */
+        s->barren = T->ben.state == AG_BEN_OFF;
         return;
     }
     if (st->marks)
