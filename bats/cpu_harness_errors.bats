@@ -50,7 +50,7 @@ at_least() {
 
 @test "errors: each scenario passes without the library (the driver's own answers)" {
     local sc
-    for sc in late latefree ctx destroy freeseg ptdsexit ctxslots first; do
+    for sc in late latefree wide ctx destroy freeseg ptdsexit ctxslots first; do
         run timeout 60 "$H/errors" "$sc"
         assert_success
         assert_output --partial "PASS errors $sc"
@@ -72,6 +72,15 @@ at_least() {
     assert_output --partial "PASS errors latefree"
     assert_output --partial "late: launch 0, next call 1, sync 0"
     assert_equal "$(stat failures.eager_launch)" 1
+}
+
+@test "errors: held launches of more than 16 parameters go out eagerly, allocating nothing" {
+    ag "$H/errors" wide
+    assert_success
+    assert_output --partial "PASS errors wide"
+    assert_equal "$(stat flushes.ordering_point)" 2
+    assert_equal "$(stat launches.flushed_eager)" 4
+    assert_equal "$(stat failures.eager_launch)" 0
 }
 
 @test "errors: a launch on a stream of a context that is not current is not held" {

@@ -8,6 +8,7 @@
  *   late      a held launch the driver refuses when it goes out (dynamic shared memory over
  *             the kernel's limit): its error comes at the launch or at the sync after it, once
  *   latefree  the same, flushed by a cuMemFree: the error comes at the next call on the stream
+ *   wide      launches of 21 parameters held and issued eagerly (cut by a sync)
  *   ctx       a launch on a stream of a context that is not current: INVALID_CONTEXT at once
  *   destroy   a stream destroyed while it holds, another context current: what it held runs
  *   freeseg   another thread frees at varying points of this thread's loop (sequence A B C D)
@@ -89,6 +90,71 @@ static void late(int by_free)
     hx_entry e[2] = { { 0, 100, 0 }, { 2, 100, 0 } };
     hx_log_expect(log, from, e, by_free ? 2 : 1, "late: what ran", 0);
     loop3(K, s, log, 0, 4); /* and the stream goes on as before */
+    CK(cuStreamDestroy_v2(s));
+}
+
+/* wide: a kernel of 21 parameters (more than issue()'s 16 on the stack), held and issued
+ * eagerly: its parameters go out through the stream's scratch array, reserved when held */
+#define WIDE 20
+typedef struct { hx_log *log; uint32_t v[WIDE]; } wide_p;
+
+static void k_wide(const void *pp, const unsigned g[3], const unsigned b[3])
+{
+    (void)g;
+    (void)b;
+    const wide_p *p = pp;
+    uint64_t h = 0;
+    for (int i = 0; i < WIDE; i++)
+        h = hx_mix(h, (uint32_t)i, p->v[i]);
+    hx_log *l = p->log;
+    uint32_t n = __atomic_load_n(&l->n, __ATOMIC_RELAXED);
+    if (n < l->cap) {
+        l->e[n] = (hx_entry){ p->v[0], p->v[WIDE - 1], h };
+        __atomic_store_n(&l->n, n + 1, __ATOMIC_RELEASE);
+    }
+}
+
+static void wide_launch(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t it,
+                        hx_entry *e)
+{
+    uint32_t v[WIDE];
+    void *p[WIDE + 1] = { &log };
+    uint64_t h = 0;
+    for (int i = 0; i < WIDE; i++) {
+        v[i] = i ? it * 31 + (uint32_t)i : kid;
+        p[i + 1] = &v[i];
+        h = hx_mix(h, (uint32_t)i, v[i]);
+    }
+    CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, p, NULL));
+    *e = (hx_entry){ kid, v[WIDE - 1], h };
+}
+
+static void wide(void)
+{
+    hx_init();
+    size_t sz[WIDE + 1] = { 8 };
+    for (int i = 1; i <= WIDE; i++)
+        sz[i] = 4;
+    CUfunction W[3] = { fakecuda_kernel("wide_a", k_wide, WIDE + 1, sz),
+                        fakecuda_kernel("wide_b", k_wide, WIDE + 1, sz),
+                        fakecuda_kernel("wide_c", k_wide, WIDE + 1, sz) };
+    HX_ASSERT(W[0] && W[1] && W[2], "wide: cannot register the kernels");
+    CUstream s;
+    CK(cuStreamCreate(&s, 0));
+    hx_log *log = hx_log_new(128);
+    for (uint32_t it = 0; it < 12; it++) {
+        uint32_t from = log->n;
+        hx_entry e[3];
+        for (uint32_t k = 0; k < 3; k++) {
+            wide_launch(W[k], s, log, k, it, &e[k]);
+            /* A B held (the first time before any graph was built): a sync sends them out
+             * eagerly */
+            if (k == 1 && (it == 2 || it == 8))
+                CK(cuStreamSynchronize(s));
+        }
+        CK(cuStreamSynchronize(s));
+        hx_log_expect(log, from, e, 3, "wide", it);
+    }
     CK(cuStreamDestroy_v2(s));
 }
 
@@ -297,6 +363,8 @@ int main(int argc, char **argv)
     const char *sc = argc > 1 ? argv[1] : "";
     if (!strcmp(sc, "late") || !strcmp(sc, "latefree"))
         late(sc[4] == 'f');
+    else if (!strcmp(sc, "wide"))
+        wide();
     else if (!strcmp(sc, "ctx"))
         ctx();
     else if (!strcmp(sc, "destroy"))
@@ -310,7 +378,7 @@ int main(int argc, char **argv)
     else if (!strcmp(sc, "first"))
         first(argc > 2 ? argv[2] : "save");
     else
-        hx_fail("usage: errors late|latefree|ctx|destroy|freeseg|ptdsexit|ctxslots|first [ARG]");
+        hx_fail("usage: errors late|latefree|wide|ctx|destroy|freeseg|ptdsexit|ctxslots|first [ARG]");
     char name[64];
     snprintf(name, sizeof name, "errors %s", sc);
     hx_pass(name);
