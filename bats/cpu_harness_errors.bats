@@ -50,7 +50,7 @@ at_least() {
 
 @test "errors: each scenario passes without the library (the driver's own answers)" {
     local sc
-    for sc in late latefree wide ctx destroy freeseg ptdsexit ctxslots first; do
+    for sc in late latefree latesync wide ctx destroy freeseg ptdsexit ctxslots first; do
         run timeout 60 "$H/errors" "$sc"
         assert_success
         assert_output --partial "PASS errors $sc"
@@ -66,10 +66,18 @@ at_least() {
     assert_equal "$(stat failures.eager_launch)" 1
 }
 
-@test "errors: ... flushed by a free in another call: the stream's next launch returns it" {
+@test "errors: ... flushed by another thread's free: the stream's next launch returns it" {
     ag "$H/errors" latefree
     assert_success
     assert_output --partial "PASS errors latefree"
+    assert_output --partial "late: launch 0, next call 1, sync 0"
+    assert_equal "$(stat failures.eager_launch)" 1
+}
+
+@test "errors: ... flushed by a context-wide sync of the thread that launched it: it returns it" {
+    ag "$H/errors" latesync
+    assert_success
+    assert_output --partial "PASS errors latesync"
     assert_output --partial "late: launch 0, next call 1, sync 0"
     assert_equal "$(stat failures.eager_launch)" 1
 }

@@ -47,6 +47,8 @@ CUresult ag_launch_kernel(const ag_launch *l);
 CUresult ag_order_stream(CUstream s, int ptsz); /* any work on or wait for stream s */
 CUresult ag_order_sync_copy(int ptsz);          /* synchronous copy/memset: default stream */
 void ag_order_all(void);                        /* frees, context sync: everything held */
+CUresult ag_order_all_call(void);               /* the same for an application's call: also
+                                                 * the error of a stream it launched on */
 CUresult ag_order_invalidate(void);             /* unloads, context teardown: drop all caches */
 CUresult ag_order_stream_destroy(CUstream s);
 /* r, the real call's result, or `pending` (an error from ag_order_*) when r is CUDA_SUCCESS;

@@ -150,7 +150,10 @@ typedef struct {
     int blocking_only;    /* only blocking, non-legacy streams */
     enum ag_stat reason;
     uint64_t own;         /* nonzero: end the learning segments of this thread's streams
-                           * only (the others are flushed) */
+                           * only (the others are flushed), and take an error a held launch
+                           * left on one of them */
+    int take;
+    CUresult err;
 } flush_req;
 
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
@@ -180,7 +183,7 @@ void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order)
 
 static void flush_each(ag_stream *st, void *arg)
 {
-    const flush_req *q = arg;
+    flush_req *q = arg;
     if (q->ci && st->ci != q->ci)
         return;
     if (q->blocking_only && (st->kind == AG_SK_LEGACY || !st->blocking ||
@@ -189,19 +192,33 @@ static void flush_each(ag_stream *st, void *arg)
     if (st->kind == AG_SK_DEAD)
         return;
     ag_lock(&st->mu);
-    ag_flush_foreign(st, q->reason, !q->own || st->last_thread == q->own);
+    int own = q->own && st->last_thread == q->own;
+    ag_flush_foreign(st, q->reason, !q->own || own);
+    if (own && q->take && st->err && !q->err)
+        q->err = ag_stream_error_take(st, CUDA_SUCCESS);
     ag_unlock(&st->mu);
 }
 
-void ag_flush_all(enum ag_stat reason)
+static CUresult flush_all(enum ag_stat reason, int take)
 {
     /* A free or a context-wide sync is a fixed point in the program order of the thread that
      * makes it, and so in that of the streams it launches on: their segments end there, as at
      * any ordering point (a loop that frees mid-way is learned as the parts between frees).
      * To another thread's streams it comes at any moment: ending their segments there would
      * cut their sequences at random places, and they would never repeat. */
-    flush_req q = { NULL, 0, reason, reason == AG_ST_FL_ALL ? ag_thread_id() : 0 };
+    flush_req q = { NULL, 0, reason, reason == AG_ST_FL_ALL ? ag_thread_id() : 0, take, 0 };
     ag_streams_each(flush_each, &q);
+    return q.err;
+}
+
+void ag_flush_all(enum ag_stat reason)
+{
+    flush_all(reason, 0);
+}
+
+CUresult ag_flush_all_take(void)
+{
+    return flush_all(AG_ST_FL_ALL, 1);
 }
 
 /* ---- a thread that exits ---------------------------------------------------------------- */
@@ -227,7 +244,7 @@ __attribute__((noinline)) void ag_cross_flush_slow(ag_stream *st)
 {
     ag_ctxinfo *ci = st->ci;
     if (st->kind == AG_SK_LEGACY) {
-        flush_req q = { ci, 1, AG_ST_FL_CROSS, 0 };
+        flush_req q = { ci, 1, AG_ST_FL_CROSS, 0, 0, 0 };
         ag_streams_each(flush_each, &q);
     } else {
         pthread_mutex_lock(&ag_registry_mu); /* keeps ci->legacy alive */

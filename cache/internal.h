@@ -124,7 +124,12 @@ void ag_stream_empty(ag_stream *st);
 void ag_flush_locked(ag_stream *st, enum ag_stat reason);
 /* Flushes and ends st's learning segment: an ordering point on st. */
 void ag_order_locked(ag_stream *st, enum ag_stat reason);
+/* Flushes every stream (AG_ST_FL_ALL, a free or context-wide sync: ends the learning segments
+ * of the streams the calling thread launched on last only). */
 void ag_flush_all(enum ag_stat reason);
+/* The same for AG_ST_FL_ALL, and returns (and clears) an error a held launch left on a stream
+ * the calling thread launched on last. */
+CUresult ag_flush_all_take(void);
 /* ag_flush_locked (order 0) or ag_order_locked (order 1) from any thread: switches to the
  * stream's context for what it issues. */
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order);

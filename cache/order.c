@@ -53,6 +53,9 @@ CUresult ag_order_result(CUstream s, int ptsz, CUresult r, CUresult pending)
     /* the call failed on its own: the driver's answer first, the held launch's error stays
      * on the stream for its next call */
     ag_stream *st = ag_stream_find(s, ptsz);
+    if (!st) /* a context-wide call that failed (no stream to keep it on): said, at least */
+        ag_log(AG_LOG_WARN, "the error (%d) of a held launch is lost: the call that was to "
+               "return it failed (%d)", (int)pending, (int)r);
     if (st) {
         ag_lock(&st->mu);
         if (!st->err && st->kind != AG_SK_DEAD)
@@ -72,6 +75,11 @@ void ag_order_all(void)
 {
     if (ag_engine_started())
         ag_flush_all(AG_ST_FL_ALL);
+}
+
+CUresult ag_order_all_call(void)
+{
+    return ag_engine_started() ? ag_flush_all_take() : CUDA_SUCCESS;
 }
 
 

@@ -21,11 +21,11 @@
 #define AG_PRE_STREAM_ATTR(s, ptsz) ag_order_stream(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
 /* frees and teardowns may give an address another memory kind (cache/copy.h) */
-#define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all(), CUDA_SUCCESS)
+#define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all_call())
 /* Handles of unloaded functions (or of a torn-down context's) may come back for others. */
 #define AG_PRE_INVALIDATE(s, ptsz) (ag_funcattr_reset(), ag_copy_forget(), ag_order_invalidate())
 #define AG_PRE_DESTROY(s, ptsz) ag_order_stream_destroy(s)
-#define AG_PRE_FREE_ASYNC(s, ptsz) (ag_copy_forget(), ag_order_all(), CUDA_SUCCESS)
+#define AG_PRE_FREE_ASYNC(s, ptsz) (ag_copy_forget(), ag_order_all_call())
 /* a capture begins or ends whatever a held launch left: that error waits for the next call */
 #define AG_PRE_CAPTURE_BEGIN(s, ptsz) (ag_order_capture_begin(s, ptsz), CUDA_SUCCESS)
 #define AG_PRE_CAPTURE_END(s, ptsz) (ag_order_capture_end(s, ptsz), CUDA_SUCCESS)

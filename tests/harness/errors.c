@@ -7,7 +7,9 @@
  * Usage: errors SCENARIO [ARG]
  *   late      a held launch the driver refuses when it goes out (dynamic shared memory over
  *             the kernel's limit): its error comes at the launch or at the sync after it, once
- *   latefree  the same, flushed by a cuMemFree: the error comes at the next call on the stream
+ *   latefree  the same, flushed by another thread's cuMemFree: the error comes at the stream's
+ *             next launch
+ *   latesync  the same, flushed by a cuCtxSynchronize, which returns the error
  *   wide      launches of 21 parameters held and issued eagerly (cut by a sync)
  *   ctx       a launch on a stream of a context that is not current: INVALID_CONTEXT at once
  *   destroy   a stream destroyed while it holds, another context current: what it held runs
@@ -53,44 +55,6 @@ static void kernels(CUfunction *K, const char *pfx)
         snprintf(n, sizeof n, "%s_%c", pfx, 'a' + k);
         K[k] = hx_kernel_rec(n);
     }
-}
-
-/* late / latefree */
-static void late(int by_free)
-{
-    hx_init();
-    CUfunction K[3];
-    kernels(K, "late");
-    CUstream s;
-    CK(cuStreamCreate(&s, 0));
-    hx_log *log = hx_log_new(64);
-    loop3(K, s, log, 0, 6);
-    uint32_t from = log->n;
-    /* A is held (the template begins), B too (dimensions are values), but B cannot run */
-    CK(launch_smem(K[0], s, log, 0, 100, 0));
-    CUresult rb = launch_smem(K[1], s, log, 1, 100, TOO_MUCH_SMEM), r2, r3 = CUDA_SUCCESS;
-    if (by_free) {
-        CUdeviceptr d;
-        CK(cuMemAlloc_v2(&d, 64));
-        CK(cuMemFree_v2(d)); /* flushes every stream; the error stays on s */
-        r2 = launch_smem(K[2], s, log, 2, 100, 0);
-        r3 = cuStreamSynchronize(s);
-    } else {
-        r2 = cuStreamSynchronize(s);
-    }
-    int errs = (rb == CUDA_ERROR_INVALID_VALUE) + (r2 == CUDA_ERROR_INVALID_VALUE) +
-               (r3 == CUDA_ERROR_INVALID_VALUE);
-    printf("late: launch %d, next call %d, sync %d\n", (int)rb, (int)r2, (int)r3);
-    HX_ASSERT(errs == 1 && (rb == CUDA_SUCCESS || rb == CUDA_ERROR_INVALID_VALUE) &&
-                  (r2 == CUDA_SUCCESS || r2 == CUDA_ERROR_INVALID_VALUE) &&
-                  (r3 == CUDA_SUCCESS || r3 == CUDA_ERROR_INVALID_VALUE),
-              "late: the refused launch's error must reach the application exactly once "
-              "(launch %d, next call %d, sync %d)", (int)rb, (int)r2, (int)r3);
-    CK(cuStreamSynchronize(s)); /* not sticky: returned once */
-    hx_entry e[2] = { { 0, 100, 0 }, { 2, 100, 0 } };
-    hx_log_expect(log, from, e, by_free ? 2 : 1, "late: what ran", 0);
-    loop3(K, s, log, 0, 4); /* and the stream goes on as before */
-    CK(cuStreamDestroy_v2(s));
 }
 
 /* wide: a kernel of 21 parameters (more than issue()'s 16 on the stack), held and issued
@@ -234,6 +198,15 @@ static void *freer(void *arg)
     return NULL;
 }
 
+static void free_quit(pthread_t th)
+{
+    pthread_mutex_lock(&g_mu);
+    g_quit = 1;
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    pthread_join(th, NULL);
+}
+
 static void free_now(void)
 {
     pthread_mutex_lock(&g_mu);
@@ -242,6 +215,50 @@ static void free_now(void)
     while (g_done != want)
         pthread_cond_wait(&g_cv, &g_mu);
     pthread_mutex_unlock(&g_mu);
+}
+
+/* late / latefree / latesync */
+static void late(int by_free)
+{
+    g_ctx = hx_init();
+    CUfunction K[3];
+    kernels(K, "late");
+    CUstream s;
+    CK(cuStreamCreate(&s, 0));
+    hx_log *log = hx_log_new(64);
+    loop3(K, s, log, 0, 6);
+    uint32_t from = log->n;
+    /* A is held (the template begins), B too (dimensions are values), but B cannot run */
+    CK(launch_smem(K[0], s, log, 0, 100, 0));
+    CUresult rb = launch_smem(K[1], s, log, 1, 100, TOO_MUCH_SMEM), r2, r3 = CUDA_SUCCESS;
+    if (by_free == 2) {
+        r2 = cuCtxSynchronize(); /* a sync of every stream: the driver would return it here */
+        r3 = cuStreamSynchronize(s);
+    } else if (by_free) {
+        /* another thread frees: every stream is flushed, and the error stays on s (that
+         * thread never launched on it) */
+        pthread_t th;
+        HX_ASSERT(pthread_create(&th, NULL, freer, NULL) == 0, "latefree: pthread_create");
+        free_now();
+        free_quit(th);
+        r2 = launch_smem(K[2], s, log, 2, 100, 0);
+        r3 = cuStreamSynchronize(s);
+    } else {
+        r2 = cuStreamSynchronize(s);
+    }
+    int errs = (rb == CUDA_ERROR_INVALID_VALUE) + (r2 == CUDA_ERROR_INVALID_VALUE) +
+               (r3 == CUDA_ERROR_INVALID_VALUE);
+    printf("late: launch %d, next call %d, sync %d\n", (int)rb, (int)r2, (int)r3);
+    HX_ASSERT(errs == 1 && (rb == CUDA_SUCCESS || rb == CUDA_ERROR_INVALID_VALUE) &&
+                  (r2 == CUDA_SUCCESS || r2 == CUDA_ERROR_INVALID_VALUE) &&
+                  (r3 == CUDA_SUCCESS || r3 == CUDA_ERROR_INVALID_VALUE),
+              "late: the refused launch's error must reach the application exactly once "
+              "(launch %d, next call %d, sync %d)", (int)rb, (int)r2, (int)r3);
+    CK(cuStreamSynchronize(s)); /* not sticky: returned once */
+    hx_entry e[2] = { { 0, 100, 0 }, { 2, 100, 0 } };
+    hx_log_expect(log, from, e, by_free == 1 ? 2 : 1, "late: what ran", 0);
+    loop3(K, s, log, 0, 4); /* and the stream goes on as before */
+    CK(cuStreamDestroy_v2(s));
 }
 
 static void freeseg(long iters)
@@ -267,11 +284,7 @@ static void freeseg(long iters)
         CK(cuStreamSynchronize(s));
         hx_log_expect(log, from, e, 4, "freeseg", it);
     }
-    pthread_mutex_lock(&g_mu);
-    g_quit = 1;
-    pthread_cond_broadcast(&g_cv);
-    pthread_mutex_unlock(&g_mu);
-    pthread_join(th, NULL);
+    free_quit(th);
     CK(cuStreamDestroy_v2(s));
 }
 
@@ -361,8 +374,8 @@ static void first(const char *mode)
 int main(int argc, char **argv)
 {
     const char *sc = argc > 1 ? argv[1] : "";
-    if (!strcmp(sc, "late") || !strcmp(sc, "latefree"))
-        late(sc[4] == 'f');
+    if (!strcmp(sc, "late") || !strcmp(sc, "latefree") || !strcmp(sc, "latesync"))
+        late(sc[4] == 'f' ? 1 : sc[4] == 's' ? 2 : 0);
     else if (!strcmp(sc, "wide"))
         wide();
     else if (!strcmp(sc, "ctx"))
@@ -378,7 +391,7 @@ int main(int argc, char **argv)
     else if (!strcmp(sc, "first"))
         first(argc > 2 ? argv[2] : "save");
     else
-        hx_fail("usage: errors late|latefree|wide|ctx|destroy|freeseg|ptdsexit|ctxslots|first [ARG]");
+        hx_fail("usage: errors late|latefree|latesync|wide|ctx|destroy|freeseg|ptdsexit|ctxslots|first [ARG]");
     char name[64];
     snprintf(name, sizeof name, "errors %s", sc);
     hx_pass(name);
