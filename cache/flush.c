@@ -226,6 +226,7 @@ CUresult ag_flush_all_take(void)
 static void exit_flush(ag_stream *st)
 {
     ag_flush_foreign(st, AG_ST_FL_EXIT, 0);
+    ag_report_keep(st); /* its sequences stay in the stats report */
 }
 
 void ag_ptds_thread_exit(void *unused)

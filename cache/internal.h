@@ -198,6 +198,12 @@ static inline void ag_sync_open(ag_stream *st)
         atomic_fetch_add(&st->ci->blocking_open, open ? 1 : -1);
 }
 
+/* ---- report.c -------------------------------------------------------------------------- */
+
+/* A state about to be retired with its thread (st->mu held): its sequences stay in the stats
+ * report. */
+void ag_report_keep(ag_stream *st);
+
 /* ---- watchdog.c ------------------------------------------------------------------------- */
 
 /* Told when a hold begins. */

@@ -1,4 +1,5 @@
 /* The stats report's sequences: the most replayed templates of all streams, and the time saved. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,10 +14,29 @@ typedef struct {
     double saved_us;
 } top_acc;
 
+/* Sequences of the per-thread streams of threads that exited (their states are retired then):
+ * still the process's sequences. */
+static top_acc g_gone;
+static pthread_mutex_t g_gone_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void collect_locked(ag_stream *st, top_acc *a);
+
+void ag_report_keep(ag_stream *st)
+{
+    pthread_mutex_lock(&g_gone_mu);
+    collect_locked(st, &g_gone);
+    pthread_mutex_unlock(&g_gone_mu);
+}
+
 static void collect_top(ag_stream *st, void *arg)
 {
-    top_acc *a = arg;
     ag_lock(&st->mu);
+    collect_locked(st, arg);
+    ag_unlock(&st->mu);
+}
+
+static void collect_locked(ag_stream *st, top_acc *a)
+{
     for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
         a->nseq++;
         if (T->ben.med_eager > T->ben.med_graph && T->ben.med_graph)
@@ -68,13 +88,14 @@ static void collect_top(ag_stream *st, void *arg)
             used += (size_t)w;
         }
     }
-    ag_unlock(&st->mu);
 }
 
 void ag_report_stats(void)
 {
     top_acc a;
-    memset(&a, 0, sizeof a);
+    pthread_mutex_lock(&g_gone_mu);
+    a = g_gone;
+    pthread_mutex_unlock(&g_gone_mu);
     if (atomic_load(&ag_hot.state) != AG_ENGINE_DISABLED)
         ag_streams_each(collect_top, &a);
     ag_stats_report(a.top, a.n, a.nseq, a.saved_us);
