@@ -60,7 +60,8 @@ def main():
 
     rank = int(os.environ["RANK"])
     local = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(local)
+    dev = torch.device("cuda", local)
+    torch.cuda.set_device(dev)
     dist.init_process_group("nccl", timeout=datetime.timedelta(seconds=a.timeout_s))
     world = dist.get_world_size()
     torch.use_deterministic_algorithms(True, warn_only=True)
@@ -71,14 +72,14 @@ def main():
     layers = []
     for _ in range(3):
         layers += [nn.Linear(w, w), nn.LayerNorm(w), nn.GELU()]
-    model = nn.Sequential(*layers, nn.Linear(w, w)).cuda().train()
+    model = nn.Sequential(*layers, nn.Linear(w, w)).to(dev).train()
     ddp = DDP(model, device_ids=[local], bucket_cap_mb=a.bucket_mb)
     opt = torch.optim.Adam(ddp.parameters(), lr=1e-3, foreach=True)
     # Each rank its own data.
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=dev)
     gen.manual_seed(1000 + rank)
-    xs = torch.randn(8, a.batch, w, device="cuda", generator=gen)
-    ys = torch.randn(8, a.batch, w, device="cuda", generator=gen)
+    xs = torch.randn(8, a.batch, w, device=dev, generator=gen)
+    ys = torch.randn(8, a.batch, w, device=dev, generator=gen)
     losses = []
 
     def step(i):
