@@ -77,7 +77,25 @@ def workloads(build, quick):
     W.append(("P6", "PyTorch batch-1 MLP forward (8 x Linear 512 + GELU), sync every iteration",
               [sys.executable, os.path.join(ROOT, "bench", "torch_mlp.py"),
                "--iters=%d" % (it // 4), "--warmup=50"], True))
+    W.extend(framework_workloads(build, quick))
     return W
+
+
+def launches_per_iter(stderr, cmd):
+    """Kernel launches per iteration of a run, from libautograph's statistics (AUTOGRAPH_STATS=1)
+    and the --iters/--warmup of its command line; None when unknown."""
+    n = 0
+    for line in stderr.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0].startswith("autograph") and f[1].startswith("launches.cuLaunch"):
+            n += int(f[2])
+    args = dict(x[2:].split("=", 1) for x in cmd if x.startswith("--") and "=" in x)
+    iters = int(args.get("iters", 0)) + int(args.get("warmup", 0))
+    return n / iters if n and iters else None
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from frameworks import ceiling, workloads as framework_workloads  # noqa: E402
 
 
 def parse(out):
@@ -194,7 +212,8 @@ def main():
             except ImportError:
                 print("skip P6: no PyTorch")
                 continue
-        modes = [("eager", [], {}, False), ("autograph", [], {}, True)]
+        fw = wid.startswith("F")
+        modes = [("eager", [], {}, False), ("autograph", [], {"AUTOGRAPH_STATS": "1"} if fw else {}, True)]
         if has_graph:
             modes.append(("graph", ["--mode=graph"], {}, False))
         times = {m[0]: [] for m in modes}
@@ -203,12 +222,15 @@ def main():
         # the GPU host is several percent, so they get more repetitions; the order of the
         # modes rotates from one repetition to the next
         reps = a.reps * a.p4_factor if wid.startswith(("P4", "C")) else a.reps
+        lpi = None
         refused = None
         for rep in range(reps):
             for name, extra, env, pre in modes[rep % len(modes):] + modes[:rep % len(modes)]:
                 if name == "graph" and refused:
                     continue
-                t, ck, _ = run(cmd + extra, env, pre, lib, cpus)
+                t, ck, err = run(cmd + extra, env, pre, lib, cpus)
+                if fw and name == "autograph":
+                    lpi = launches_per_iter(err, cmd)
                 if t is None:
                     if name != "graph":
                         sys.exit("FAILED: %s: 'graph: unsupported' without --mode=graph" % wid)
@@ -227,7 +249,9 @@ def main():
                "speedup_paired_geomean": geo, "speedup_ci95": [lo, hi],
                "of_hand_graph": (med["graph"] / med["autograph"]) if "graph" in med else None,
                "spread_autograph": (max(times["autograph"]) - min(times["autograph"])) / med["autograph"],
-               "graph_unsupported": bool(refused)}
+               "graph_unsupported": bool(refused),
+               "launches_per_iter": lpi,
+               "ceiling": ceiling(lpi, med["eager"]) if lpi else None}
         rows.append(row)
         raw.append({"id": wid, "workload": desc, "times_us": times, "checksum": sums.get("eager")})
         print("%-4s %-62s eager %9.1f  autograph %9.1f  graph %9s  speed-up %5.2fx "
@@ -237,6 +261,9 @@ def main():
                   row["speedup"], geo, lo, hi,
                   reps, "%.2f" % row["of_hand_graph"] if row["of_hand_graph"] else "n/a"),
               flush=True)
+        if row["ceiling"]:
+            print("     %.0f launches per iteration; the interposer's ceiling here: %.2fx" % (
+                lpi, row["ceiling"]), flush=True)
 
     # P7: the cost of one launch call as the application sees it, measured at the driver API
     # (tests/progs/probe loop: 63 launches timed alone, then the 64th and a sync; medians):
