@@ -136,21 +136,34 @@ phases_evict() {
     no_failures
 }
 
+@test "evict: A's stream destroyed and created again while B's thread evicts (templates freed)" {
+    local d
+    for d in 0 20; do
+        ag FAKECUDA_DELAY_US=$d AUTOGRAPH_MAX_GRAPHS=1 "$H/evict" churn 400 8
+        assert_success
+        assert_output --partial "PASS evict"
+        phase_replayed 0 AB
+        at_least graphs.evicted 1
+        no_failures
+    done
+}
+
 @test "evict: two threads under ThreadSanitizer (SAN_BUILD)" {
     local san="${SAN_BUILD:-}" rt="${SAN_RUNTIME:-}"
     [ -n "$san" ] && [ -e "$san/harness/evict" ] && [ -e "$san/libautograph.so" ] ||
         skip "SAN_BUILD not set or without harness/evict: make san-build-thread"
     [ -n "$rt" ] || rt="$(ldd "$san/libautograph.so" | awk '$1 ~ /^libtsan\.so/ { print $3 }')"
     [ -e "${rt:-/nonexistent}" ] || skip "$san/libautograph.so: not a ThreadSanitizer build"
-    local supp="$BATS_TEST_DIRNAME/../tests/fuzz/tsan.supp"
-    run timeout 300 env LD_PRELOAD="$rt:$san/libautograph.so" \
-        TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:suppressions=$supp}" \
-        AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 \
-        AUTOGRAPH_STATS=1 AUTOGRAPH_MAX_GRAPHS=1 AUTOGRAPH_PIECE=2 FAKECUDA_DELAY_US=0 \
-        "$san/harness/evict" threads 100 8
-    assert_success
-    refute_output --partial "Sanitizer"
-    assert_output --partial "PASS evict"
-    phase_replayed 1 B
-    at_least graphs.evicted 1
+    local supp="$BATS_TEST_DIRNAME/../tests/fuzz/tsan.supp" mode
+    for mode in threads churn; do
+        run timeout 300 env LD_PRELOAD="$rt:$san/libautograph.so" \
+            TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:exitcode=66:suppressions=$supp}" \
+            AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 \
+            AUTOGRAPH_STATS=1 AUTOGRAPH_MAX_GRAPHS=1 AUTOGRAPH_PIECE=2 FAKECUDA_DELAY_US=10 \
+            "$san/harness/evict" $mode 200 8
+        assert_success
+        refute_output --partial "Sanitizer"
+        assert_output --partial "PASS evict"
+        at_least graphs.evicted 1
+    done
 }

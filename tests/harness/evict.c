@@ -10,6 +10,8 @@
  *            again from its held launches.
  *   threads  A and B on two threads: A alone, B alone, then both at once (a barrier between
  *            phases; the main thread counts)
+ *   churn    A and B on two threads at once; A's stream is destroyed (its templates freed)
+ *            and created again ten times meanwhile
  *
  * After every iteration (a synchronisation of the stream) its log must hold exactly that
  * iteration's launches, in order. After each phase the program prints
@@ -17,7 +19,7 @@
  * when both ran). midway also prints "evict: midway rebuilt R of I": the iterations in which
  * A's first half went out as graphs and its second half had to instantiate a graph again.
  *
- * Usage: evict phases|midway|threads [iterations=200] [len=8] */
+ * Usage: evict phases|midway|threads|churn [iterations=200] [len=8] */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,9 +74,9 @@ static void finish(lane *L, long it)
     L->nexp = 0;
 }
 
-static void loop(lane *L)
+static void loop(lane *L, long iters)
 {
-    for (long it = 0; it < g_iters; it++) {
+    for (long it = 0; it < iters; it++) {
         run(L, it, 0, L->len);
         finish(L, it);
     }
@@ -99,7 +101,7 @@ static void phases(void)
     for (int p = 0; p < 4; p++) {
         lane *L = p % 2 ? &g_b : &g_a;
         uint64_t g0 = counters().graph_kernels_executed;
-        loop(L);
+        loop(L, g_iters);
         report(p, L->name, g0);
     }
 }
@@ -136,7 +138,7 @@ static void *worker(void *arg)
     for (int p = 0; p < NPHASES; p++) {
         pthread_barrier_wait(&g_bar);
         if (p == 2 || (p == 1) == (L == &g_b))
-            loop(L);
+            loop(L, g_iters);
         pthread_barrier_wait(&g_bar);
     }
     return NULL;
@@ -160,6 +162,39 @@ static void threads(void)
     pthread_barrier_destroy(&g_bar);
 }
 
+/* churn: A's stream is destroyed and created again every tenth of the run (its templates
+ * freed, off the list of built graphs) while B's thread builds, replays and evicts. */
+static void *churn_a(void *arg)
+{
+    (void)arg;
+    CK(cuCtxSetCurrent(g_ctx));
+    for (int r = 0; r < 10; r++) {
+        loop(&g_a, g_iters / 10 + 2);
+        CK(cuStreamDestroy_v2(g_a.s));
+        CK(cuStreamCreate(&g_a.s, 0));
+    }
+    return NULL;
+}
+
+static void *churn_b(void *arg)
+{
+    (void)arg;
+    CK(cuCtxSetCurrent(g_ctx));
+    loop(&g_b, g_iters);
+    return NULL;
+}
+
+static void churn(void)
+{
+    pthread_t th[2];
+    uint64_t g0 = counters().graph_kernels_executed;
+    if (pthread_create(&th[0], NULL, churn_a, NULL) || pthread_create(&th[1], NULL, churn_b, NULL))
+        hx_fail("thread setup failed");
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    report(0, "AB", g0);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "phases";
@@ -176,6 +211,8 @@ int main(int argc, char **argv)
         midway();
     else if (!strcmp(mode, "threads"))
         threads();
+    else if (!strcmp(mode, "churn"))
+        churn();
     else
         hx_fail("unknown mode %s", mode);
     CK(cuStreamDestroy_v2(g_a.s));
