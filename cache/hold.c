@@ -127,7 +127,7 @@ void ag_hold_begin(ag_stream *st, uint64_t now)
  * relaxed atomic stores, so such reads are not data races. */
 void ag_hold_end(ag_stream *st)
 {
-    AG_ASSERT(ag_lock_held(&st->mu) && st->nheld > 0);
+    AG_ASSERT(ag_lock_held(&st->mu) && st->cand); /* nothing held between pieces */
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
     st->cand = NULL;
@@ -265,31 +265,35 @@ ag_tmpl *ag_exact_template(ag_stream *st)
     return NULL;
 }
 
-/* A template in a trial that starts with this launch and wants it eager: its occurrence is
- * marked on the GPU (gpumark.h). */
-ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
-                             const CUlaunchAttribute *at)
+/* The first template that starts with this launch and for which `want` says yes. */
+static ag_tmpl *first_starting(ag_stream *st, const ag_shape *sh, uint64_t h,
+                               const CUlaunchAttribute *at, int (*want)(const ag_benefit *))
 {
     if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
         return NULL;
     ag_bucket *b = bucket_of(st, h);
     for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
-        if (ag_benefit_want_gpu_mark(&T->ben) && !ag_benefit_want_graph(&T->ben) &&
-            ag_node_matches(T, 0, sh, h, at))
+        if (want(&T->ben) && ag_node_matches(T, 0, sh, h, at))
             return T;
     return NULL;
 }
 
-ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
-                           const CUlaunchAttribute *at)
+/* In a trial, and eager this time: its occurrence is marked on the GPU (gpumark.h). */
+static int trial_eager(const ag_benefit *b)
 {
-    if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
-        return NULL;
-    ag_bucket *b = bucket_of(st, h);
-    for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
-        if (ag_node_matches(T, 0, sh, h, at) && ag_benefit_want_graph(&T->ben))
-            return T;
-    return NULL;
+    return ag_benefit_want_gpu_mark(b) && !ag_benefit_want_graph(b);
+}
+
+ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                             const CUlaunchAttribute *at)
+{
+    return first_starting(st, sh, h, at, trial_eager);
+}
+
+ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                       const CUlaunchAttribute *at)
+{
+    return first_starting(st, sh, h, at, ag_benefit_want_graph);
 }
 
 /* Held launches are not shown to the learner while they are held (most become a replay, which
@@ -502,6 +506,8 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
             return;
         T->eager_runs++;
         occurred(T, 0, 0, c->t0);
+        /* graphs lost here: its occurrences should not keep the stream learning (resting) */
+        s->barren = T->ben.state == AG_BEN_OFF;
         return;
     }
     if (st->marks)

@@ -118,7 +118,7 @@ static int close_segment(ag_learn *L, ag_closed *c)
     }
     if (s->count < UINT32_MAX)
         s->count++;
-    if (s->count > 1)
+    if (s->count > 1 && !s->barren)
         L->win_rep += len;
     c->s = s;
     c->shapes = L->shapes;

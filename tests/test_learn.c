@@ -301,6 +301,29 @@ static void test_no_rest_when_repeating(void)
     ag_learn_free(&L);
 }
 
+/* A loop whose sequence the engine turned eager (graphs lost its trial): seeing it again is
+ * no reason to keep learning, so the stream rests; while it is wanted, it never does. */
+static void test_rest_when_only_barren_sequences(void)
+{
+    ag_learn L;
+    ag_closed c;
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, 3 * AG_LEARN_WINDOW_SHORT, k_loop10, sync_loop10), 0);
+    CHECK_EQ(L.rests, 0);
+    ag_sighting *s = NULL;
+    ag_learn_order(&L, &c); /* the drive ended inside an iteration */
+    for (int k = 0; k < 10; k++)
+        push(&L, k, &c);
+    CHECK(ag_learn_order(&L, &c));
+    s = c.s;
+    CHECK(s && s->count > 3);
+    s->barren = 1;
+    long rested = drive(&L, 0, 4 * AG_LEARN_WINDOW_SHORT, k_loop10, sync_loop10);
+    CHECK(L.rests >= 1);
+    CHECK(rested >= AG_LEARN_REST_FIRST);
+    ag_learn_free(&L);
+}
+
 static void test_shape_fingerprint(void)
 {
     /* every single-bit change of a shape changes its fingerprint, and equal shapes agree */
@@ -346,6 +369,7 @@ int main(void)
     test_pruning();
     test_rest_when_nothing_repeats();
     test_no_rest_when_repeating();
+    test_rest_when_only_barren_sequences();
     test_long_synced_period_learned_across_rests();
     return check_done("test_learn");
 }
