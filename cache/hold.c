@@ -127,7 +127,7 @@ void ag_hold_begin(ag_stream *st, uint64_t now)
  * relaxed atomic stores, so such reads are not data races. */
 void ag_hold_end(ag_stream *st)
 {
-    AG_ASSERT(ag_lock_held(&st->mu) && st->nheld > 0);
+    AG_ASSERT(ag_lock_held(&st->mu) && st->cand); /* nothing held between pieces */
     __atomic_store_n(&st->nheld, 0, __ATOMIC_RELAXED);
     st->arena_used = 0;
     st->cand = NULL;

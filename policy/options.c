@@ -56,7 +56,8 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
                                NULL,
                                "device memory the cached graphs may use (estimated; K/M/G)" },
     [AG_OPT_MAX_HOLD_US] = { "MAX_HOLD_US", AG_T_INT, "2000", 10, 10000000, NULL, NULL,
-                             "longest time launches are held back before they go out eagerly" },
+                             "longest time a launch is held back (a piece of a sequence goes to the GPU "
+                             "as soon as it is complete) before it goes out eagerly" },
     [AG_OPT_PIECE] = { "PIECE", AG_T_INT, "0", 0, 4096, NULL, NULL,
                        "0: graph pieces sized from measured costs; N: a piece every N launches "
                        "(testing and tuning)" },
