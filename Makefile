@@ -79,6 +79,7 @@ test-debug:
 	    lib harness test-unit
 	@mkdir -p $(DEBUG_BUILD)/bats-tree/bats
 	@ln -sfn $(abspath bats/cpu_harness.bats) $(DEBUG_BUILD)/bats-tree/bats/cpu_harness.bats
+	@ln -sfn $(abspath bats/harness.bash) $(DEBUG_BUILD)/bats-tree/bats/harness.bash
 	@ln -sfn .. $(DEBUG_BUILD)/bats-tree/build
 	@bats $(DEBUG_BUILD)/bats-tree/bats/cpu_harness.bats
 

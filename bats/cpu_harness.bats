@@ -6,65 +6,10 @@
 # the tests here also check libautograph's statistics (AUTOGRAPH_STATS=1) and the fake's
 # counters. Build first: make lib harness.
 
-setup_file() {
-    local root="$BATS_TEST_DIRNAME/.."
-    local f
-    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/loop8 \
-             build/harness/selftest; do
-        if [ ! -e "$root/$f" ]; then
-            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
-            return 0
-        fi
-    done
-}
+load harness
 
-setup() {
-    bats_load_library bats-support
-    bats_load_library bats-assert
-    if [ -n "${HARNESS_MISSING:-}" ]; then
-        skip "$HARNESS_MISSING"
-    fi
-    H="$BATS_TEST_DIRNAME/../build/harness"
-    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}" # HARNESS_LIB: try another build
-    # The caller's settings must not leak in.
-    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
-          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
-          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
-}
-
-# ag [VAR=VALUE...] PROGRAM [ARGS...]: runs a harness program with libautograph preloaded,
-# graphing deterministic (2 sightings make a graph, always kept), holds released only by
-# ordering points (the watchdog period is 10 s; the tests that need it lower it), and the
-# statistics printed at exit.
-ag() {
-    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
-}
-
-# stat NAME: a libautograph statistic from the last run ("autograph[PID]: NAME VALUE").
-stat() {
-    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-# fc NAME: a counter of the fake driver from the last run ("fakecuda: NAME VALUE").
-fc() {
-    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-# at_least NAME-OF-STAT MIN
-at_least() {
-    local v
-    v="$(stat "$1")"
-    [ -n "$v" ] || fail "statistic $1 not printed"
-    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2"
-}
-
-no_failures() {
-    assert_equal "$(stat failures.build)" 0
-    assert_equal "$(stat failures.update)" 0
-    assert_equal "$(stat failures.launch)" 0
-    assert_equal "$(stat failures.eager_launch)" 0
-}
+setup_file() { harness_require loop8 selftest; }
+setup() { harness_setup; }
 
 # ---- the fake itself ----------------------------------------------------------------------
 

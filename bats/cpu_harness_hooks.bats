@@ -6,58 +6,10 @@
 # tests also check libautograph's statistics and the fake's counters. Build first:
 # make lib harness.
 
-setup_file() {
-    local root="$BATS_TEST_DIRNAME/.."
-    local f
-    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/ctxrecord \
-             build/harness/legacygrid build/harness/funcattr build/harness/curctx; do
-        if [ ! -e "$root/$f" ]; then
-            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
-            return 0
-        fi
-    done
-}
+load harness
 
-setup() {
-    bats_load_library bats-support
-    bats_load_library bats-assert
-    if [ -n "${HARNESS_MISSING:-}" ]; then
-        skip "$HARNESS_MISSING"
-    fi
-    H="$BATS_TEST_DIRNAME/../build/harness"
-    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}"
-    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
-          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
-          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE FUNCATTR_EXPECT_REPLAYS
-}
-
-# As in cpu_harness.bats: deterministic graphing, holds released only by ordering points.
-ag() {
-    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
-}
-
-stat() {
-    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-fc() {
-    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-at_least() {
-    local v
-    v="$(stat "$1")"
-    [ -n "$v" ] || fail "statistic $1 not printed"
-    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2"
-}
-
-no_failures() {
-    assert_equal "$(stat failures.build)" 0
-    assert_equal "$(stat failures.update)" 0
-    assert_equal "$(stat failures.launch)" 0
-    assert_equal "$(stat failures.eager_launch)" 0
-}
+setup_file() { harness_require ctxrecord legacygrid funcattr curctx; }
+setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
 
 @test "fake driver alone: context records, deprecated launches, attribute snapshots, current context" {
     for p in ctxrecord legacygrid funcattr curctx; do

@@ -8,55 +8,14 @@
 # the tests also check libautograph's statistics and the fake's counters. Build first:
 # make lib harness.
 
-setup_file() {
-    local root="$BATS_TEST_DIRNAME/.."
-    local f
-    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/pdl \
-             build/harness/grid build/harness/pdl_stream_attr; do
-        if [ ! -e "$root/$f" ]; then
-            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
-            return 0
-        fi
-    done
-}
+load harness
 
-setup() {
-    bats_load_library bats-support
-    bats_load_library bats-assert
-    if [ -n "${HARNESS_MISSING:-}" ]; then
-        skip "$HARNESS_MISSING"
-    fi
-    H="$BATS_TEST_DIRNAME/../build/harness"
-    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}"
-    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
-          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
-          AUTOGRAPH_PIECE FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
-}
-
-# As in cpu_harness.bats: deterministic graphing, holds released only by ordering points.
-ag() {
-    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
-}
-
-stat() {
-    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-fc() {
-    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
+setup_file() { harness_require pdl grid pdl_stream_attr; }
+setup() { harness_setup; }
 
 # runs of PDL launches behind a programmatic edge, as pdl.c counted them
 prog() {
     awk '$1 == "pdl:" && $2 == "programmatic" { v = $3 } END { print v }' <<<"$output"
-}
-
-no_failures() {
-    assert_equal "$(stat failures.build)" 0
-    assert_equal "$(stat failures.update)" 0
-    assert_equal "$(stat failures.launch)" 0
-    assert_equal "$(stat failures.eager_launch)" 0
 }
 
 @test "pdl: without the library every launch is eager, none behind a programmatic edge" {

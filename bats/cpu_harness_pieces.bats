@@ -4,45 +4,10 @@
 # results and, at the end of every piece, that the piece reached the GPU before the host went
 # on (see its header); the tests here check the counters. Build first: make lib harness.
 
-setup_file() {
-    local root="$BATS_TEST_DIRNAME/.."
-    local f
-    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/pieces; do
-        if [ ! -e "$root/$f" ]; then
-            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
-            return 0
-        fi
-    done
-}
+load harness
 
-setup() {
-    bats_load_library bats-support
-    bats_load_library bats-assert
-    if [ -n "${HARNESS_MISSING:-}" ]; then
-        skip "$HARNESS_MISSING"
-    fi
-    H="$BATS_TEST_DIRNAME/../build/harness"
-    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}"
-    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
-          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
-          AUTOGRAPH_PIECE AUTOGRAPH_BENEFIT AUTOGRAPH_STATS \
-          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE
-}
-
-# ag [VAR=VALUE...] PROGRAM [ARGS...]: as in cpu_harness.bats (2 sightings make a template,
-# graphs always kept, holds released by ordering points or after 10 s, statistics at exit).
-ag() {
-    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
-}
-
-stat() {
-    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-fc() {
-    awk -v n="$1" '$1 == "fakecuda:" && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
+setup_file() { harness_require pieces; }
+setup() { harness_setup; }
 
 # pieces_line NAME: a number from the program's "pieces: events E divergences D" line.
 pieces_line() {
@@ -55,13 +20,6 @@ other_stream_flushes() {
     local v
     v="$(stat flushes.other_stream)"
     [ "$v" = 4 ] || [ "$v" = 5 ] || fail "flushes.other_stream $v, expected 4 or 5"
-}
-
-no_failures() {
-    assert_equal "$(stat failures.build)" 0
-    assert_equal "$(stat failures.update)" 0
-    assert_equal "$(stat failures.launch)" 0
-    assert_equal "$(stat failures.eager_launch)" 0
 }
 
 # npieces LEN N: the pieces of a template of LEN launches cut every N (at most 16).

@@ -139,3 +139,19 @@ at_least() {
     assert_output --partial "PASS loop8"
     assert_equal "$(stat profile.loaded)" 0
 }
+
+@test "sanitized: pipelined replay with another thread flushing mid-sequence" {
+    ag AUTOGRAPH_PIECE=3 "$H/pieces" thread 40 15 3
+    clean
+    assert_output --partial "PASS pieces thread"
+    at_least graphs.replays 10
+}
+
+@test "sanitized: graphs evicted across streams by two threads (and streams destroyed meanwhile)" {
+    local mode
+    for mode in threads churn; do
+        ag AUTOGRAPH_MAX_GRAPHS=1 AUTOGRAPH_PIECE=2 FAKECUDA_DELAY_US=10 "$H/evict" $mode 150 8
+        clean
+        assert_output --partial "PASS evict"
+    done
+}

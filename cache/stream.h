@@ -79,7 +79,10 @@ typedef struct ag_tmpl {
     struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
                                       * time (nodes unknown until it completes) */
     struct ag_tmpl *next_first;      /* templates with the same first shape */
-    struct ag_tmpl *lru_prev, *lru_next; /* built templates, most recent first */
+    struct ag_stream *st;            /* its stream (set when built; for eviction) */
+    struct ag_tmpl *lru_prev, *lru_next; /* built templates of every stream, most recently
+                                          * replayed first (graph.c); under its stream's lock
+                                          * and the list's */
     struct ag_tmpl *next_all;
 } ag_tmpl;
 
@@ -144,7 +147,6 @@ typedef struct ag_stream {
     /* templates */
     ag_bucket *buckets;
     ag_tmpl *tmpls;                  /* all templates of this stream */
-    ag_tmpl *lru_head, *lru_tail;
     /* the registry */
     UT_hash_handle hh;
     struct ag_stream *next, *prev;

@@ -65,6 +65,7 @@ $(SAN_KINDS:%=san-unit-%): san-unit-%: san-build-%
 $(SAN_KINDS:%=san-harness-%): san-harness-%: san-build-%
 	@mkdir -p $(BUILD)/san-$*/bats-tree/bats
 	@ln -sfn $(abspath bats/cpu_harness.bats) $(BUILD)/san-$*/bats-tree/bats/cpu_harness.bats
+	@ln -sfn $(abspath bats/harness.bash) $(BUILD)/san-$*/bats-tree/bats/harness.bash
 	@ln -sfn .. $(BUILD)/san-$*/bats-tree/build
 	@echo "== bats/cpu_harness.bats on $(BUILD)/san-$*"
 	@env $(SAN_ENV) HARNESS_LIB=$(SAN_$*_RT):$(abspath $(BUILD)/san-$*/libautograph.so) \
