@@ -5,47 +5,13 @@
 # the counters that show the engine did what the scenario is about. Build first:
 # make lib harness.
 
-setup_file() {
-    local root="$BATS_TEST_DIRNAME/.."
-    local f
-    for f in build/libautograph.so build/fakecuda/libcuda.so.1 build/harness/errors; do
-        if [ ! -e "$root/$f" ]; then
-            export HARNESS_MISSING="$f is not built: run 'make lib harness' first"
-            return 0
-        fi
-    done
-}
+load harness
 
+setup_file() { harness_require errors; }
+# one piece per template (the scenarios cut templates at known places)
 setup() {
-    bats_load_library bats-support
-    bats_load_library bats-assert
-    if [ -n "${HARNESS_MISSING:-}" ]; then
-        skip "$HARNESS_MISSING"
-    fi
-    H="$BATS_TEST_DIRNAME/../build/harness"
-    LIB="${HARNESS_LIB:-$BATS_TEST_DIRNAME/../build/libautograph.so}"
-    unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
-          AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
-          AUTOGRAPH_PIECE AUTOGRAPH_BENEFIT AUTOGRAPH_STATS \
-          FAKECUDA_FAIL FAKECUDA_DELAY_US FAKECUDA_TRACE FAKECUDA_CHECK_CONTEXT
-}
-
-# ag [VAR=VALUE...] PROGRAM [ARGS...]: 2 sightings make a template, graphs always kept, one
-# piece per template, holds released by ordering points or after 10 s, statistics at exit.
-ag() {
-    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_PIECE=64 AUTOGRAPH_MAX_HOLD_US=10000000 \
-        AUTOGRAPH_STATS=1 "$@"
-}
-
-stat() {
-    awk -v n="$1" '$1 ~ /^autograph(\[[0-9:]+\])?:$/ && $2 == n { v = $3 } END { print v }' <<<"$output"
-}
-
-at_least() {
-    local v
-    v="$(stat "$1")"
-    [ -n "$v" ] && [ "$v" -ge "$2" ] || fail "$1 is '$v', expected at least $2"
+    harness_setup
+    export AUTOGRAPH_PIECE=64
 }
 
 @test "errors: each scenario passes without the library (the driver's own answers)" {
