@@ -1,6 +1,6 @@
-/* Holds and templates: holding launches, matching them, and a template's whole life. */
-/* A template is made from a learned (or profile) sequence, indexed by its first shape, matched
- * launch by launch while held, completed as a graph replay, and freed with its stream. */
+/* Holds: launches held as pieces of a template, matched launch by launch, replayed or issued. */
+/* What a stream holds is a piece of one template (tmpl.c); a whole piece goes to the GPU as its
+ * graph (graph.c), an occurrence broken off goes out eagerly. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,100 +13,6 @@
 #include "cache/gpumark.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
-
-/* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
-#define AG_MAX_TEMPLATES 2048
-
-/* ---- a template's making and freeing ---------------------------------------------------- */
-
-ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
-{
-    ag_tmpl *T = calloc(1, sizeof *T);
-    if (!T || !(T->nodes = calloc(len, sizeof *T->nodes)))
-        goto fail;
-    T->key = key;
-    T->first_hash = hashes[0];
-    T->len = len;
-    for (uint32_t i = 0; i < len; i++) {
-        ag_node *n = &T->nodes[i];
-        n->shape = shapes[i];
-        n->shape_hash = hashes[i];
-        n->lay = shapes[i].kind == AG_KIND_COPY ? ag_copy_layout(shapes[i].fn) /* copy.h */
-                                                : ag_layout_get(shapes[i].fn);
-        if (!n->lay || !n->lay->graphable || n->lay->size > AG_MAX_PARAM_BYTES)
-            goto fail;
-        size_t sz = n->lay->size ? n->lay->size : 1;
-        if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))
-            goto fail;
-    }
-    ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
-    T->npieces = 1;
-    T->ends[0] = len;
-    return T;
-fail:
-    if (T && T->nodes)
-        for (uint32_t i = 0; i < len; i++) {
-            free(T->nodes[i].exec_vals);
-            free(T->nodes[i].graph_vals);
-        }
-    if (T)
-        free(T->nodes);
-    free(T);
-    return NULL;
-}
-
-void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
-{
-    ag_tmpl_drop_graph(st, T);
-    for (uint32_t i = 0; i < T->len; i++) {
-        free(T->nodes[i].exec_vals);
-        free(T->nodes[i].graph_vals);
-    }
-    free(T->nodes);
-    free(T);
-}
-
-/* Cuts T into pieces for pipelined replay (policy/pieces.h), from the host's time per launch
- * while T's launches are held and the graph and eager launch costs measured in this process.
- * Until those are known T is one piece; a plan that changes the pieces drops T's graphs. */
-static void plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
-{
-    uint32_t ends[AG_MAX_PIECES], n = 1;
-    ends[0] = T->len;
-    ag_piece_costs c = { held_ns, ag_eager_launch_ns(), ag_graph_launch_ns(),
-                         (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000 };
-    uint32_t fixed = (uint32_t)ag_opt(AG_OPT_PIECE);
-    if (!T->related && fixed) {
-        for (n = 0; n < AG_MAX_PIECES - 1 && (n + 1) * fixed < T->len; n++)
-            ends[n] = (n + 1) * fixed;
-        ends[n++] = T->len;
-        T->planned = 1;
-    } else if (!T->related && c.eager_ns && c.graph_ns) {
-        n = ag_pieces_plan(T->len, &c, ends);
-        T->planned = 1;
-    }
-    if (n == T->npieces && !memcmp(ends, T->ends, n * sizeof *ends))
-        return;
-    ag_tmpl_drop_graph(st, T);
-    T->npieces = n;
-    memcpy(T->ends, ends, n * sizeof *ends);
-    ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held): %u piece%s",
-           (unsigned long long)T->key, T->len, (double)held_ns / 1e3, n, n > 1 ? "s" : "");
-}
-
-/* An occurrence of T, told to its policy; a finished trial is counted. */
-static void occurred(ag_tmpl *T, int graph, int build, uint64_t t)
-{
-    int before = T->ben.state;
-    ag_benefit_occurred(&T->ben, graph, build, t);
-    if (before == AG_BEN_TRIAL && T->ben.state != AG_BEN_TRIAL) {
-        int on = T->ben.state == AG_BEN_ON;
-        ag_stat_inc(on ? AG_ST_POLICY_ON : AG_ST_POLICY_OFF);
-        ag_log(AG_LOG_DEBUG, "sequence %016llx: %s (median %.1f us as a graph, %.1f us eager)",
-               (unsigned long long)T->key, on ? "graphs pay" : "eager is as fast",
-               T->ben.med_graph / 1e3, T->ben.med_eager / 1e3);
-    }
-}
 
 /* ---- holding ---------------------------------------------------------------------------- */
 
@@ -195,13 +101,6 @@ int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const a
     return 0;
 }
 
-static ag_bucket *bucket_of(ag_stream *st, uint64_t first_hash)
-{
-    ag_bucket *b;
-    HASH_FIND(hh, st->buckets, &first_hash, sizeof first_hash, b);
-    return b;
-}
-
 /* The piece of U that starts at launch `pos`, or -1 when none does. */
 static int piece_at(const ag_tmpl *U, uint32_t pos)
 {
@@ -245,7 +144,7 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
     uint32_t k = st->nheld;
     if (st->cand->prof)
         return NULL;
-    ag_bucket *b = bucket_of(st, st->cand->first_hash);
+    ag_bucket *b = ag_bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
         if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) &&
             ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, k))
@@ -259,43 +158,12 @@ ag_tmpl *ag_exact_template(ag_stream *st)
     uint32_t n = st->pos + st->nheld;
     if (st->cand->len == n)
         return st->cand;
-    ag_bucket *b = bucket_of(st, st->cand->first_hash);
+    ag_bucket *b = ag_bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
         if (U->len == n && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, st->nheld) &&
             piece_at(U, st->pos) == (int)U->npieces - 1)
             return U;
     return NULL;
-}
-
-/* The first template that starts with this launch and for which `want` says yes. */
-static ag_tmpl *first_starting(ag_stream *st, const ag_shape *sh, uint64_t h,
-                               const CUlaunchAttribute *at, int (*want)(const ag_benefit *))
-{
-    if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
-        return NULL;
-    ag_bucket *b = bucket_of(st, h);
-    for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
-        if (want(&T->ben) && ag_node_matches(T, 0, sh, h, at))
-            return T;
-    return NULL;
-}
-
-/* In a trial, and eager this time: its occurrence is marked on the GPU (gpumark.h). */
-static int trial_eager(const ag_benefit *b)
-{
-    return ag_benefit_want_gpu_mark(b) && !ag_benefit_want_graph(b);
-}
-
-ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
-                             const CUlaunchAttribute *at)
-{
-    return first_starting(st, sh, h, at, trial_eager);
-}
-
-ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
-                       const CUlaunchAttribute *at)
-{
-    return first_starting(st, sh, h, at, ag_benefit_want_graph);
 }
 
 /* Held launches are not shown to the learner while they are held (most become a replay, which
@@ -306,79 +174,7 @@ void ag_learn_held(ag_stream *st)
         ag_learn_launch(st, st->held[i].shape_hash, &st->held[i].shape, i ? 0 : st->hold_t0);
 }
 
-/* ---- the template index ----------------------------------------------------------------- */
-
-static void insert_template(ag_stream *st, ag_tmpl *T)
-{
-    ag_bucket *b = bucket_of(st, T->first_hash);
-    if (!b) {
-        if (!(b = calloc(1, sizeof *b)))
-            return;
-        b->first_hash = T->first_hash;
-        HASH_ADD(hh, st->buckets, first_hash, sizeof b->first_hash, b);
-    }
-    for (ag_tmpl *U = b->head; U; U = U->next_first) {
-        uint32_t n = U->len < T->len ? U->len : T->len, i;
-        for (i = 0; i < n && U->nodes[i].shape_hash == T->nodes[i].shape_hash; i++)
-            ;
-        if (i == n && U->len < T->len)
-            U->has_ext = 1;
-        else if (i == n && T->len < U->len)
-            T->has_ext = 1;
-        else
-            continue;
-        /* one extends the other: both are one piece, so that the hold can move from one to
-         * the other at any point (see held_prefix_of) */
-        T->related = 1;
-        if (!U->related) {
-            U->related = 1;
-            if (U->npieces > 1)
-                plan(st, U, 0);
-        }
-    }
-    T->next_first = b->head;
-    b->head = T;
-    st->first_bits[(T->first_hash >> 6) & 3] |= 1ull << (T->first_hash & 63);
-    T->next_all = st->tmpls;
-    st->tmpls = T;
-    st->ntmpl++;
-}
-
 /* ---- completing a hold ------------------------------------------------------------------ */
-
-/* A provisional template (from the profile) has been held whole: it becomes a real template,
- * made of the launches actually held. Returns it, or NULL. */
-static ag_tmpl *adopt_provisional(ag_stream *st, ag_tmpl *P)
-{
-    uint32_t n = st->nheld;
-    ag_shape *shapes = malloc(n * sizeof *shapes);
-    uint64_t *hashes = malloc(n * sizeof *hashes);
-    ag_tmpl *T = NULL;
-    if (shapes && hashes) {
-        for (uint32_t i = 0; i < n; i++) {
-            shapes[i] = st->held[i].shape;
-            hashes[i] = st->held[i].shape_hash;
-        }
-        uint64_t key = ag_hash(hashes, n * sizeof *hashes);
-        ag_sighting *s = ag_learn_adopt(&st->learn, key, n);
-        if (s && s->tmpl) {
-            T = s->tmpl; /* learned meanwhile */
-        } else if (s && (T = ag_tmpl_new(key, shapes, hashes, n))) {
-            insert_template(st, T);
-            s->tmpl = T;
-            ag_benefit_trust(&T->ben);
-            ag_stat_inc(AG_ST_SEQ_TEMPLATES);
-        }
-    }
-    free(shapes);
-    free(hashes);
-    if (T)
-        ag_profile_used(P->prof);
-    else
-        ag_profile_failed(P->prof);
-    free(P);
-    return T;
-}
 
 /* A piece's graph failed: what is held goes out eagerly, the pieces before it are done, and
  * the occurrence ends (graphs off for T for a while). */
@@ -427,7 +223,7 @@ void ag_complete(ag_stream *st)
     AG_ASSERT(ag_lock_held(&st->mu));
     ag_tmpl *T = st->cand;
     int built = 0;
-    if (T->prof && !(T = st->cand = adopt_provisional(st, T))) {
+    if (T->prof && !(T = st->cand = ag_adopt_provisional(st, T))) {
         uint32_t n = st->nheld;
         ag_issue_held(st);
         ag_hold_end(st);
@@ -443,9 +239,9 @@ void ag_complete(ag_stream *st)
     }
     T->replays++;
     ag_mark_end(st, T, st->occ_built | built);
-    occurred(T, 1, st->occ_built | built, st->occ_t0);
+    ag_tmpl_occurred(T, 1, st->occ_built | built, st->occ_t0);
     if (!T->planned) /* measured now: cut T into pieces */
-        plan(st, T, held_ns);
+        ag_tmpl_plan(st, T, held_ns);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);
@@ -490,123 +286,3 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     ag_hold_end(st);
 }
 
-/* ---- learning --------------------------------------------------------------------------- */
-
-void ag_on_closed(ag_stream *st, const ag_closed *c)
-{
-    ag_sighting *s = c->s;
-    if (s->count == 1)
-        ag_stat_inc(AG_ST_SEQ_SEEN);
-    ag_tmpl *T = s->tmpl;
-    if (T) {
-        int same = T->len == c->len;
-        for (uint32_t i = 0; same && i < c->len; i++)
-            same = ag_shape_eq(&T->nodes[i].shape, &c->shapes[i]); /* else a collision */
-        if (st->marks)
-            ag_mark_end(st, same ? T : NULL, 0);
-        if (!same)
-            return;
-        T->eager_runs++;
-        occurred(T, 0, 0, c->t0);
-        /* graphs lost here: its occurrences should not keep the stream learning (resting) */
-        s->barren = T->ben.state == AG_BEN_OFF;
-        return;
-    }
-    if (st->marks)
-        ag_mark_end(st, NULL, 0);
-    if (s->count < st->learn.min_repeats || st->ntmpl >= AG_MAX_TEMPLATES)
-        return;
-    T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);
-    if (!T)
-        return;
-    insert_template(st, T);
-    s->tmpl = T;
-    if (c->t0 || ag_opt(AG_OPT_PIECE)) { /* the host's time per launch of this occurrence, less
-                                          * the launches' own (or fixed pieces) */
-        uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
-        plan(st, T, host > 2 * eager ? host - eager : host / 2);
-    }
-    T->eager_runs++;
-    occurred(T, 0, 0, c->t0);
-    ag_stat_inc(AG_ST_SEQ_TEMPLATES);
-    ag_log(AG_LOG_DEBUG, "sequence %016llx of %u launches (first %s) seen %u times: template",
-           (unsigned long long)T->key, T->len, T->nodes[0].lay->name, s->count);
-}
-
-void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now)
-{
-    ag_closed c;
-    uint32_t rests = st->learn.rests;
-    /* a segment's start time serves the trials of templates; a stream without any (yet) has
-     * no use for it, and an unknown start (0) only skips one sample */
-    if (ag_learn_starting(&st->learn) && !now && st->ntmpl)
-        now = ag_now_ns();
-    if (ag_learn_push(&st->learn, h, sh, now, &c))
-        ag_on_closed(st, &c);
-    if (AG_UNLIKELY(st->learn.rests != rests)) {
-        ag_stat_inc(AG_ST_RESTS);
-        ag_log(AG_LOG_DEBUG, "stream %p: almost nothing repeated in the last window of "
-               "launches; learning rests for %u launches", (void *)st->handle,
-               __atomic_load_n(&st->learn.rest_left, __ATOMIC_RELAXED));
-    }
-}
-
-/* A profile sequence that starts with this launch: held for the first time, its template is
- * made when it completes. */
-ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h)
-{
-    ag_pshape ps;
-    ag_pshape_of(sh, lay, &ps);
-    ag_pseq *q = ag_profile_first(&ps);
-    ag_tmpl *T = q ? calloc(1, sizeof *T) : NULL;
-    if (T) {
-        T->prof = q;
-        T->len = ag_profile_len(q);
-        T->first_hash = h;
-        T->npieces = 1;
-        T->ends[0] = T->len;
-    }
-    return T;
-}
-
-ag_tmpl *ag_discard_provisional(ag_tmpl *T)
-{
-    if (T && T->prof)
-        free(T);
-    return NULL;
-}
-
-/* ---- emptying a stream's state ---------------------------------------------------------- */
-
-/* Everything a retired stream state holds goes: what is held (flushed), its templates and graphs,
- * what it learned (kept for the profile first). */
-void ag_stream_empty(ag_stream *st)
-{
-    AG_ASSERT(ag_lock_held(&st->mu));
-    ag_flush_locked(st, AG_ST_FL_ALL);
-    ag_profile_keep(st); /* what it learned outlives it in the profile */
-    for (ag_tmpl *T = st->tmpls, *next; T; T = next) {
-        next = T->next_all;
-        ag_tmpl_free(st, T);
-    }
-    st->tmpls = NULL;
-    st->ntmpl = 0;
-    ag_bucket *b, *tmp;
-    HASH_ITER(hh, st->buckets, b, tmp) {
-        HASH_DEL(st->buckets, b);
-        free(b);
-    }
-    memset(st->first_bits, 0, sizeof st->first_bits);
-    if (st->held) {
-        ag_learn_free(&st->learn);
-        free(st->held);
-        st->held = NULL;
-    }
-    ag_marks_free(st);
-    ag_sync_open(st);
-    free(st->arena);
-    free(st->ptrs);
-    st->arena = NULL;
-    st->ptrs = NULL;
-    st->arena_cap = st->ptrs_cap = 0;
-}

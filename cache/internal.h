@@ -55,13 +55,43 @@ CUresult ag_launch_call(const ag_launch *l);
  * first sample. */
 uint64_t ag_eager_launch_ns(void);
 
-/* ---- hold.c: holds and templates -------------------------------------------------------- */
+/* ---- tmpl.c: templates ------------------------------------------------------------------ */
 
 /* A new template for a sequence of shapes (not yet built). NULL when out of memory or when a
- * layout is unknown. */
+ * launch cannot go into a graph (unknown layout, name filtered, parameters too large). */
 ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes,
                      uint32_t len);
 void ag_tmpl_free(ag_stream *st, ag_tmpl *T);
+/* Cuts T into pieces from the host's time per held launch (ns) and the launch costs measured in
+ * this process; a plan that changes the pieces drops T's graphs. */
+void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns);
+/* An occurrence of T (graph or eager) began at t: told to its policy, a finished trial counted. */
+void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t);
+/* The templates of st that start with the shape fingerprint first_hash. */
+ag_bucket *ag_bucket_of(ag_stream *st, uint64_t first_hash);
+/* A provisional template held whole becomes a real one, made of the held launches (P is
+ * freed); NULL when it cannot. */
+ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P);
+
+/* A template in a trial, wanted eager now, that starts with this launch, or NULL. */
+ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                             const CUlaunchAttribute *at);
+/* A template (wanted as a graph) that starts with this launch, or NULL. */
+ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
+                       const CUlaunchAttribute *at);
+/* A provisional template for a profile sequence that starts with this launch, or NULL;
+ * ag_discard_provisional frees T when it is one (returns NULL). */
+ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h);
+ag_tmpl *ag_discard_provisional(ag_tmpl *T);
+/* Shows one launch that went out eagerly to the learner (templates are made here). */
+void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now);
+/* A segment closed: counts it, and makes a template of it when it repeated enough. */
+void ag_on_closed(ag_stream *st, const ag_closed *c);
+
+/* Empties a retired stream state (st->mu held): flushes it, frees its templates. */
+void ag_stream_empty(ag_stream *st);
+
+/* ---- hold.c: holds --------------------------------------------------------------------- */
 
 /* A hold begins (at `now`) or ends (what was held has gone out). */
 void ag_hold_begin(ag_stream *st, uint64_t now);
@@ -94,29 +124,12 @@ void ag_hold_advance(ag_stream *st);
  * `reason` (a flushes.* statistic) is counted for the template. */
 void ag_hold_abort(ag_stream *st, enum ag_stat reason);
 enum ag_tmpl_break { AG_BREAK_DIVERGE, AG_BREAK_TIMEOUT, AG_BREAK_COPY, AG_BREAK_GRAPH_API };
-/* A template in a trial, wanted eager now, that starts with this launch, or NULL. */
-ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
-                             const CUlaunchAttribute *at);
-/* A template (wanted as a graph) that starts with this launch, or NULL. */
-ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
-                       const CUlaunchAttribute *at);
-/* A provisional template for a profile sequence that starts with this launch, or NULL;
- * ag_discard_provisional frees T when it is one (returns NULL). */
-ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h);
-ag_tmpl *ag_discard_provisional(ag_tmpl *T);
 
 /* The held launches end st->cand's last piece: replays it (or issues them). */
 void ag_complete(ag_stream *st);
 
-/* Shows one launch that went out eagerly to the learner (templates are made here). */
-void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now);
 /* Shows the held launches to the learner, once they went out eagerly. */
 void ag_learn_held(ag_stream *st);
-/* A segment closed: counts it, and makes a template of it when it repeated enough. */
-void ag_on_closed(ag_stream *st, const ag_closed *c);
-
-/* Empties a retired stream state (st->mu held): flushes it, frees its templates. */
-void ag_stream_empty(ag_stream *st);
 
 /* ---- flush.c: flushes and per-thread side streams --------------------------------------- */
 
@@ -198,12 +211,6 @@ static inline void ag_sync_open(ag_stream *st)
         atomic_fetch_add(&st->ci->blocking_open, open ? 1 : -1);
 }
 
-/* ---- report.c -------------------------------------------------------------------------- */
-
-/* A state about to be retired with its thread (st->mu held): its sequences stay in the stats
- * report. */
-void ag_report_keep(ag_stream *st);
-
 /* ---- watchdog.c ------------------------------------------------------------------------- */
 
 /* Told when a hold begins. */
@@ -220,5 +227,8 @@ void ag_profile_keep(ag_stream *st);
 
 /* The stats report, with the most replayed sequences of all streams. */
 void ag_report_stats(void);
+/* A state about to be retired with its thread (st->mu held): its sequences stay in the stats
+ * report. */
+void ag_report_keep(ag_stream *st);
 
 #endif
