@@ -149,11 +149,8 @@ AG_EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
     return r;
 }
 
-/* Hand-written wrappers (launch.c, procaddr.c); their real functions live in ag_drv. */
-extern CUresult (*ag_real_cuGetProcAddress)(const char *, void **, int, cuuint64_t);
-extern CUresult (*ag_real_cuGetProcAddress_v2)(const char *, void **, int, cuuint64_t,
-                                               CUdriverProcAddressQueryResult *);
-
+/* Everything we wrap: the generated wrappers, then the hand-written ones (launch.c and
+ * procaddr.c, whose real functions live in ag_drv and real.h, and those above). */
 ag_hook ag_hook_table[] = {
 #define AG_HOOK(action, name, ptsz, params, args, s) { #name, (void *)name, (void **)&real_##name },
 #include "hooks_gen.h"

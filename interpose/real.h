@@ -8,6 +8,7 @@
 #ifndef AG_REAL_H
 #define AG_REAL_H
 
+#include <cuda.h>
 #include <stddef.h>
 
 #include "cache/compiler.h"
@@ -23,6 +24,12 @@ typedef struct ag_hook {
 /* Resolves libcuda and every real function once; safe to call from any thread, any number
  * of times. Returns 0 when libcuda is there, -1 otherwise (wrappers then fail cleanly). */
 int ag_real_init(void);
+
+/* The driver's own cuGetProcAddress (both forms; procaddr.c wraps them), for the hook table
+ * (hooks.c). */
+extern CUresult (*ag_real_cuGetProcAddress)(const char *, void **, int, cuuint64_t);
+extern CUresult (*ag_real_cuGetProcAddress_v2)(const char *, void **, int, cuuint64_t,
+                                               CUdriverProcAddressQueryResult *);
 
 /* The wrapper to hand out in place of `real` when it is the real `name` (or, with name NULL,
  * whatever variant it is); NULL when we do not wrap it. */
