@@ -194,6 +194,18 @@ graph_launches_are() {
     no_failures
 }
 
+@test "pieces d: the same on a per-thread default stream: the side stream waits for the pieces already out" {
+    # another thread cannot issue onto A's per-thread stream: its flush goes to a side stream,
+    # which must follow the pieces A launched before (not only the occurrence's start); a slow
+    # fake GPU and no piece-end waits (first = 1000) make an early side stream reorder the log
+    ag AUTOGRAPH_PIECE=3 FAKECUDA_DELAY_US=300 "$H/pieces" threadptds 30 15 1000
+    assert_success
+    assert_output --partial "PASS pieces threadptds"
+    at_least flushes.side_stream 3
+    [ "$(stat graphs.replays)" -ge $(( 20 * 5 )) ] || fail "graphs.replays $(stat graphs.replays)"
+    no_failures
+}
+
 # ---- e: failures of a piece's update or launch ----------------------------------------------
 
 @test "pieces e: a piece's launch fails (the 4th: the 3rd piece of an occurrence): exact, counted" {

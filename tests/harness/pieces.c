@@ -20,6 +20,11 @@
  *   thread   some iterations stop at a different position each while another thread calls
  *            cuCtxSynchronize (odd) or cuMemFree (even), which must flush this stream's held
  *            launches; the two threads take turns on a condition variable.
+ *   threadptds  the same on the thread's per-thread default stream (cuLaunchKernel_ptsz):
+ *            another thread cannot issue there, so the held launches go to a side stream,
+ *            which must wait for the pieces already launched -- with a slow fake GPU
+ *            (FAKECUDA_DELAY_US) and no piece-end waits (first > iterations), a side stream
+ *            ordered only after the occurrence's start runs them too early.
  *   watch    some iterations pause at a different position each inside a piece, with no CUDA
  *            call, until the launches so far have run (the hold watchdog,
  *            AUTOGRAPH_MAX_HOLD_US, must release them; fails after 30 s).
@@ -227,7 +232,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "elapsed"))
         return elapsed();
     int diverge = !strcmp(mode, "diverge"), order = !strcmp(mode, "order"),
-        thread = !strcmp(mode, "thread"), watch = !strcmp(mode, "watch");
+        thread = !strcmp(mode, "thread"), watch = !strcmp(mode, "watch"),
+        ptds = !strcmp(mode, "threadptds");
+    thread |= ptds;
     HX_ASSERT(diverge || order || thread || watch || !strcmp(mode, "loop"), "unknown mode %s",
               mode);
     const char *pe = getenv("AUTOGRAPH_PIECE");
@@ -244,8 +251,9 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "pc_x%u", i);
         X[i] = hx_kernel_rec(name);
     }
-    CUstream s;
-    CK(cuStreamCreate(&s, 0));
+    CUstream s = NULL; /* ptds: the per-thread default stream */
+    if (!ptds)
+        CK(cuStreamCreate(&s, 0));
     g_log = hx_log_new((uint32_t)(iters * (len + 1) + 16));
     uint64_t *dev = hx_dev_u64(1, 7);
     CUevent ev;
@@ -272,7 +280,7 @@ int main(int argc, char **argv)
                 hx_rec(X[nx++], s, g_log, 100 + pos, val);
                 exp[pos] = (hx_entry){ 100 + pos, val, 0 };
             } else {
-                hx_rec(K[pos], s, g_log, pos, val);
+                (ptds ? hx_rec_ptsz : hx_rec)(K[pos], s, g_log, pos, val);
                 exp[pos] = (hx_entry){ pos, val, 0 };
             }
             uint32_t upto = have + pos + 1; /* log entries once this launch has run */
@@ -313,7 +321,7 @@ int main(int argc, char **argv)
                 wait_log(upto, 5.0, "a complete piece was not launched", it, pos);
             }
         }
-        CK(cuStreamSynchronize(s));
+        CK(cuStreamSynchronize(ptds ? CU_STREAM_PER_THREAD : s));
         hx_log_expect(g_log, have, exp, len, "pieces", it);
         have += len;
     }
@@ -326,7 +334,7 @@ int main(int argc, char **argv)
     }
     printf("pieces: events %u divergences %u\n", nevent, nx);
     CK(cuEventDestroy_v2(ev));
-    if (!hx_arg(argc, argv, 5, 0))
+    if (!ptds && !hx_arg(argc, argv, 5, 0))
         CK(cuStreamDestroy_v2(s));
     char pass[32];
     snprintf(pass, sizeof pass, "pieces %s", mode);
