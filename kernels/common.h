@@ -407,4 +407,20 @@ inline void check_cu_(CUresult r, const char *call, const char *file, int line) 
 }
 #define CHECK_CU(call) check_cu_((call), #call, __FILE__, __LINE__)
 
+// The driver-API apps' start: device 0's primary context made current, and the kernel image
+// (`module`, or driver_kernels.fatbin next to the executable) loaded.
+inline CUmodule driver_setup(const std::string &module) {
+  CHECK_CU(cuInit(0));
+  CUdevice dev;
+  CHECK_CU(cuDeviceGet(&dev, 0));
+  CUcontext ctx;
+  CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+  CHECK_CU(cuCtxSetCurrent(ctx));
+  const std::vector<char> image =
+      read_file(module.empty() ? next_to_exe("driver_kernels.fatbin") : module);
+  CUmodule mod;
+  CHECK_CU(cuModuleLoadData(&mod, image.data()));
+  return mod;
+}
+
 #endif  // __cuda_cuda_h__

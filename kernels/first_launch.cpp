@@ -26,16 +26,7 @@ int main(int argc, char **argv) {
                                     "cuStreamCreate'd stream or stream 0") == "null";
   a.done();
 
-  CHECK_CU(cuInit(0));
-  CUdevice dev;
-  CHECK_CU(cuDeviceGet(&dev, 0));
-  CUcontext ctx;
-  CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CHECK_CU(cuCtxSetCurrent(ctx));
-  const std::vector<char> image =
-      read_file(module.empty() ? next_to_exe("driver_kernels.fatbin") : module);
-  CUmodule mod;
-  CHECK_CU(cuModuleLoadData(&mod, image.data()));
+  CUmodule mod = driver_setup(module);
   CUfunction affine;
   CHECK_CU(cuModuleGetFunction(&affine, mod, "dk_affine"));
   CUstream st = nullptr;
