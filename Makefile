@@ -31,9 +31,10 @@ $(BUILD)/obj/%.o: %.c $(wildcard */*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(AG_CPPFLAGS) $(AG_CFLAGS) $(CFLAGS) -c $< -o $@
 
+# -z now: every symbol we import is bound at load, not by a lazy lookup inside a first launch.
 $(LIB): $(LIB_OBJS) interpose/exports.map
 	$(CC) -shared -o $@ $(LIB_OBJS) -Wl,--version-script=interpose/exports.map -Wl,-z,defs \
-	    -Wl,-soname,libautograph.so $(LDFLAGS) -ldl -lpthread
+	    -Wl,-soname,libautograph.so -Wl,-z,now $(LDFLAGS) -ldl -lpthread
 
 # The CLI shares the option table (policy/options.c) with the library.
 $(CLI): $(wildcard cli/*.c cli/*.h) policy/options.c policy/log.c policy/faultspec.c $(wildcard policy/*.h) Makefile

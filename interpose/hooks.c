@@ -137,15 +137,18 @@ AG_FUNCATTR_HOOK(cuKernelSetCacheConfig, (CUkernel kernel, CUfunc_cache config, 
                  (kernel, config, dev), kernel, AG_FA_CACHE_CONFIG, (int)dev, (int)config)
 
 /* cuInit: the program sets CUDA up, so ours happens now too (the table of real functions,
- * options, the profile) rather than inside its first, perhaps timed, launch. */
+ * options, the profile, our pages mapped in) rather than inside its first, perhaps timed,
+ * launch. */
 static CUresult(CUDAAPI *real_cuInit)(unsigned int);
 AG_EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
 {
     if (AG_UNLIKELY(!real_cuInit) && (ag_real_init() != 0 || !real_cuInit))
         return CUDA_ERROR_NOT_FOUND;
     CUresult r = real_cuInit(flags);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         ag_engine_prepare();
+        ag_image_warm();
+    }
     return r;
 }
 

@@ -42,4 +42,8 @@ void *ag_real_dlsym(void *handle, const char *name);
 extern ag_hook ag_hook_table[];
 extern const size_t ag_hook_count;
 
+/* Maps every page of our own image in (warm.c), so that first launches take no page faults
+ * of ours: called at cuInit. */
+void ag_image_warm(void);
+
 #endif

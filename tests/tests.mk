@@ -49,5 +49,10 @@ $(BUILD)/tests/procaddr: tests/progs/procaddr.c tests/fakecuda/fakecuda.h $(FAKE
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(BUILD)/fakecuda -lcuda \
 	    -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -ldl
 progs: $(BUILD)/tests/procaddr
+$(BUILD)/tests/resident: tests/progs/resident.c $(FAKECUDA_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(BUILD)/fakecuda -lcuda \
+	    -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -ldl
+progs: $(BUILD)/tests/resident
 
 -include tests/sanitize.mk
