@@ -89,7 +89,7 @@ static CUresult launch_kernel(const ag_launch *l);
 
 __attribute__((hot)) CUresult ag_launch_kernel(const ag_launch *l)
 {
-    AG_SELF_BEGIN();
+    AG_SELF_BEGIN(AG_SELF_LAUNCH);
     CUresult r = launch_kernel(l);
     AG_SELF_END(AG_SELF_LAUNCH);
     return r;

@@ -15,7 +15,7 @@ __attribute__((hot)) CUresult ag_order_stream(CUstream s, int ptsz)
 {
     if (!ag_engine_started())
         return CUDA_SUCCESS;
-    AG_SELF_BEGIN();
+    AG_SELF_BEGIN(AG_SELF_STREAM_ORDER);
     CUresult e = order_stream(s, ptsz, 1);
     AG_SELF_END(AG_SELF_STREAM_ORDER);
     return e;

@@ -4,11 +4,24 @@
 #ifdef AG_SELFTIME
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 
 __thread uint64_t ag_self_drv __attribute__((tls_model("initial-exec")));
 static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS], g_first[AG_SELF_KINDS],
     g_max[AG_SELF_KINDS];
+static atomic_long g_first_faults[AG_SELF_KINDS];
+
+static long faults_now(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt + ru.ru_majflt;
+}
+
+long ag_selftime_faults(enum ag_selftime_kind k)
+{
+    return atomic_load_explicit(&g_calls[k], memory_order_relaxed) ? 0 : faults_now();
+}
 static uint64_t g_ticks0, g_ns0;
 
 static uint64_t now_ns(void)
@@ -18,11 +31,14 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks)
+void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0)
 {
+    long faults = faults0 ? faults_now() - faults0 : 0;
     atomic_fetch_add_explicit(&g_ticks[k], ticks, memory_order_relaxed);
-    if (!atomic_fetch_add_explicit(&g_calls[k], 1, memory_order_relaxed))
+    if (!atomic_fetch_add_explicit(&g_calls[k], 1, memory_order_relaxed)) {
         atomic_store(&g_first[k], ticks); /* the first call: what a program's first timed launch pays */
+        atomic_store(&g_first_faults[k], faults);
+    }
     unsigned long long m = atomic_load_explicit(&g_max[k], memory_order_relaxed);
     while (ticks > m && !atomic_compare_exchange_weak(&g_max[k], &m, ticks))
         ;
@@ -60,9 +76,10 @@ __attribute__((destructor)) static void report(void)
     for (int k = 0; k < AG_SELF_KINDS; k++) {
         unsigned long long n = atomic_load(&g_calls[k]), t = atomic_load(&g_ticks[k]);
         fprintf(stderr, "autograph-selftime: %s: %llu calls, %.1f ns of libautograph's own time "
-                        "per call (measuring overhead subtracted); first %.1f us, longest %.1f us\n",
+                        "per call (measuring overhead subtracted); first %.1f us (%ld page faults, "
+                        "the driver's included), longest %.1f us\n",
                 names[k], n, n ? ((double)t / (double)n - g_overhead) / per_ns : 0.0,
-                (double)atomic_load(&g_first[k]) / per_ns / 1e3,
+                (double)atomic_load(&g_first[k]) / per_ns / 1e3, atomic_load(&g_first_faults[k]),
                 (double)atomic_load(&g_max[k]) / per_ns / 1e3);
     }
     fprintf(stderr, "autograph-selftime: measuring overhead %.1f ns per call (subtracted)\n",

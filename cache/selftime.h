@@ -15,13 +15,18 @@ enum ag_selftime_kind { AG_SELF_LAUNCH, AG_SELF_STREAM_ORDER, AG_SELF_KINDS };
 #ifdef AG_SELFTIME
 #include "cache/compiler.h"
 extern __thread uint64_t ag_self_drv; /* ticks (ag_ticks) spent in passed-through driver calls */
-void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks);
-#define AG_SELF_BEGIN() const uint64_t ag_self_t0 = ag_ticks(), ag_self_d0 = ag_self_drv
-#define AG_SELF_END(k) ag_selftime_add(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0))
+void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0);
+/* The thread's page faults so far, until the first call of kind k is counted (then 0). */
+long ag_selftime_faults(enum ag_selftime_kind k);
+#define AG_SELF_BEGIN(k)                                                                       \
+    const long ag_self_f0 = ag_selftime_faults(k);                                             \
+    const uint64_t ag_self_t0 = ag_ticks(), ag_self_d0 = ag_self_drv
+#define AG_SELF_END(k)                                                                         \
+    ag_selftime_add(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0), ag_self_f0)
 #define AG_DRV_BEGIN() const uint64_t ag_drv_t0 = ag_ticks()
 #define AG_DRV_END() (ag_self_drv += ag_ticks() - ag_drv_t0)
 #else
-#define AG_SELF_BEGIN() (void)0
+#define AG_SELF_BEGIN(k) (void)0
 #define AG_SELF_END(k) (void)0
 #define AG_DRV_BEGIN() (void)0
 #define AG_DRV_END() (void)0
