@@ -37,7 +37,7 @@ static void at_exit(void)
 
 static void before_fork(void)
 {
-    if (ag_engine_on())
+    if (ag_engine_started()) /* (never starts it: registered at cuInit, before any launch) */
         ag_flush_all(AG_ST_FL_EXIT);
 }
 
@@ -47,9 +47,10 @@ static void in_child(void)
     set_state(AG_ENGINE_FORKED);
 }
 
-/* What can be done before the first launch: options read, the profile loaded. */
+/* What can be done before the first launch: options read, the fork handlers, the profile. */
 static void prepare(void)
 {
+    pthread_atfork(before_fork, NULL, in_child);
     if (!ag_opt(AG_OPT_DISABLE))
         ag_profile_load();
 }
@@ -62,7 +63,6 @@ void ag_engine_prepare(void)
 static void init(void)
 {
     atexit(at_exit); /* registered after cudart's own: runs before its teardown */
-    pthread_atfork(before_fork, NULL, in_child);
     ag_engine_prepare();
     if (ag_opt(AG_OPT_DISABLE)) {
         set_state(AG_ENGINE_DISABLED);
