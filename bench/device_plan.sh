@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The runs every open issue still needs on the GPU machine, in parts that each fit one device
+# call (under 10 minutes). Run from the repository root on the device, with .devdeps carried and
+# an older build to compare with in .old/libautograph.so (carry it too; without it the "old"
+# column is left out):
+#
+#   source .devdeps/env.sh; bash bench/device_plan.sh PART
+#
+#   tests   build, every GPU test (bats/gpu_*.bats, in parallel), selftime of the first launches
+#   ab      paired A/B rows (bench/ab.py, 10 pairs, CPUs pinned): C1 C2 D1 D2 D3 S1 S2 G1 P4c
+#   fw      the framework rows F1-F5 and P6 (bench/run.py), and `autograph report` on the stats
+#           of a GPU run (pdl_decode, Hugging Face GPT-2)
+#   p       the P rows against the hand-written graphs (bench/run.py: P1 P2 P3 P4 P5 P8)
+#   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
+#
+# Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
+set -uo pipefail
+part=${1:?usage: device_plan.sh tests|ab|fw|p|multi}
+top=${OUT:-/tmp/out}
+logs=$top/logs
+mkdir -p "$logs"
+K=build/kernels
+R=${REPS:-10}
+OLD=()
+[ -f .old/libautograph.so ] && OLD=(old=preload=.old/libautograph.so)
+
+{
+    date -u +%F
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    cat .commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo "commit: unknown"
+} >"$top/summary.txt" 2>&1
+
+make -j16 all progs harness >"$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
+make selftime >>"$logs/build.log" 2>&1
+
+# ab NAME CMD...: eager vs this build (vs the old one), paired; the last lines go to the summary.
+ab() {
+    local name=$1
+    shift
+    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --cpus 4-7 --out "$logs/ab_$name.json" \
+        eager= new=preload "${OLD[@]}" -- "$@" >"$logs/ab_$name.txt" 2>&1
+    { echo "== $name $*"; tail -4 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
+}
+
+case $part in
+tests)
+    for f in bats/gpu_*.bats; do
+        (timeout 400 bats --tap --print-output-on-failure "$f" >"$logs/$(basename "$f" .bats).tap" 2>&1 ||
+            echo "FAILED OR TIMED OUT: $f" >>"$logs/$(basename "$f" .bats).tap") &
+    done
+    wait
+    cat "$logs"/gpu_*.tap >"$logs/gpu_all.tap"
+    { grep -c '^ok' "$logs/gpu_all.tap" | sed 's/^/passed: /'
+      grep -E '^(not ok|FAILED)' "$logs/gpu_all.tap"; } >>"$top/summary.txt"
+    for app in first_launch pipeline50 "pdl_decode --iters=100"; do
+        for i in 1 2 3; do
+            LD_PRELOAD=build/selftime/libautograph.so $K/$app 2>&1 | grep -E "time_us|selftime: launch"
+        done
+    done >>"$top/summary.txt" 2>&1
+    ;;
+ab)
+    ab C1 $K/first_launch
+    ab C2 $K/pipeline50
+    ab D1 $K/pdl_decode --iters=100
+    ab D2 $K/pdl_decode --iters=100 --pdl=0
+    ab D3 $K/grow_grid --iters=500 --warmup=10
+    ab S1 $K/solver --pinned=0 --iters=3000 --warmup=10
+    ab S2 $K/solver --pinned=1 --iters=3000 --warmup=10
+    ab G1 $K/cublas_async --iters=200 --warmup=20
+    ab P4c $K/irregular --iters=1000 --warmup=50
+    for app in "pdl_decode --iters=100" "pdl_decode --iters=100 --pdl=0" "solver --pinned=0 --iters=3000" \
+               "solver --pinned=1 --iters=3000"; do
+        echo "[$app, hand-written graph] $($K/$app --mode=graph | grep time_us)"
+    done >>"$top/summary.txt" 2>&1
+    ;;
+fw)
+    timeout 420 python3 bench/run.py --only F1,F2,F3,F4,F5,P6 --reps 5 --cpus 4-7 --out "$logs/fw" >"$logs/fw.txt" 2>&1
+    tail -30 "$logs/fw.txt" >>"$top/summary.txt"
+    AUTOGRAPH_STATS="$logs/stats_decode.%p.json" LD_PRELOAD=build/libautograph.so \
+        $K/pdl_decode --iters=100 >/dev/null 2>&1
+    AUTOGRAPH_STATS="$logs/stats_gpt2.%p.json" LD_PRELOAD=build/libautograph.so \
+        timeout 120 python3 bench/fw_hf_gpt2.py --iters=5 >/dev/null 2>&1
+    build/autograph report "$logs"/stats_decode.*.json >"$logs/report_decode.txt" 2>&1
+    build/autograph report --markdown "$logs"/stats_gpt2.*.json >"$logs/report_gpt2.md" 2>&1
+    head -60 "$logs/report_decode.txt" >>"$top/summary.txt"
+    ;;
+p)
+    timeout 560 python3 bench/run.py --only P1,P2,P3,P4a,P4b,P4c,P5,P8 --reps 5 --cpus 4-7 \
+        --out "$logs/p" >"$logs/p.txt" 2>&1
+    tail -40 "$logs/p.txt" >>"$top/summary.txt"
+    ;;
+multi)
+    export NCCL_NVLS_ENABLE=0
+    timeout 560 bats --tap --print-output-on-failure bats/gpu_multi.bats >"$logs/gpu_multi.tap" 2>&1
+    tail -20 "$logs/gpu_multi.tap" >>"$top/summary.txt"
+    ;;
+*)
+    echo "device_plan.sh: unknown part $part" >&2
+    exit 2
+    ;;
+esac
+
+tar czf "$top/logs.tgz" -C "$top" logs && rm -rf "$logs"
+cat "$top/summary.txt"
