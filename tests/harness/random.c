@@ -14,7 +14,9 @@
  * across streams, cuStreamQuery (once, or until done), stream and context synchronisation,
  * synchronous copies and memsets, another thread's context or stream synchronisation or
  * cuMemFree, a free on the main thread, and a stream destroyed and created again (after a
- * synchronisation, or with work still pending). The main loop runs the bodies in a seeded
+ * synchronisation, or with work still pending), a host function that checks its stream's log
+ * when it runs; now and then another thread issues a launch, copy or memset (the main thread
+ * waits: the issue order stays the program's). The main loop runs the bodies in a seeded
  * repeating order; every run of an operation changes its values (kernel arguments, memset
  * values, which of two cells a pointer names) by its own rule, and now and then a run of a
  * body misses an operation or has an extra launch (divergence).
@@ -230,11 +232,12 @@ static CUdeviceptr dp(int c)
 
 /* ---- operations ----------------------------------------------------------------------------- */
 enum opk { O_KERNEL, O_MEMSET, O_HTOD, O_DTOH, O_DTOD, O_EVSYNC, O_WAIT, O_QUERY, O_SSYNC,
-           O_CSYNC, O_SYNCCOPY, O_SYNCMEMSET, O_XTHREAD, O_FREE, O_RECREATE, O_COUNT };
+           O_CSYNC, O_SYNCCOPY, O_SYNCMEMSET, O_XTHREAD, O_FREE, O_RECREATE, O_HOSTFN,
+           O_COUNT };
 static const char *const opk_name[] = { "kernel", "memset", "htod", "dtoh", "dtod", "evsync",
                                         "wait", "query", "ssync", "csync", "synccopy",
-                                        "syncmemset", "xthread", "free", "recreate" };
-static const unsigned opk_weight[] = { 48, 8, 5, 6, 5, 3, 6, 3, 4, 2, 3, 1, 2, 1, 1 };
+                                        "syncmemset", "xthread", "free", "recreate", "hostfn" };
+static const unsigned opk_weight[] = { 48, 8, 5, 6, 5, 3, 6, 3, 4, 2, 3, 1, 2, 1, 1, 2 };
 
 enum { KK_REC, KK_REC64, KK_ACC, KK_COPY, KK_DIMS, KK_COUNT };
 static const char *const kk_name[] = { "rec", "rec64", "acc", "copy", "dims" };
@@ -253,6 +256,7 @@ typedef struct op {
                              * alternating, random per run */
     int dst[2], src[2];
     int logged;
+    int helper;             /* issued by the helper thread (the main thread waits) */
     uint32_t kid;
     CUevent ev;
     long runs;
@@ -329,6 +333,8 @@ static void gen_op(op *o, int sync_only)
     if (g_mask & (1L << k))
         k = O_KERNEL;
     o->k = k;
+    /* another thread issues it: not on the per-thread stream, which is the main thread's */
+    o->helper = k <= O_DTOD && E[g_cur[o->ps]].kind != E_PTDS && chance(8);
     switch (k) {
     case O_KERNEL:
         gen_kernel(o);
@@ -418,8 +424,10 @@ static int pick(const op *o, long n, int which)
 /* ---- the helper thread ------------------------------------------------------------------- */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
-static int g_cmd;          /* 0 none, 1 ctx sync, 2 stream sync, 3 free, -1 exit; done: 0 */
+static int g_cmd; /* 0 none, 1 ctx sync, 2 stream sync, 3 free, 4 run g_cmd_op, -1 exit */
 static CUstream g_cmd_stream;
+static struct op *g_cmd_op;
+static void run_op(struct op *o, long n);
 static int g_cmd_done;
 
 static void *helper(void *arg)
@@ -438,6 +446,8 @@ static void *helper(void *arg)
             CK(cuCtxSynchronize());
         } else if (cmd == 2) {
             CK(cuStreamSynchronize(g_cmd_stream));
+        } else if (cmd == 4) {
+            run_op(g_cmd_op, g_cmd_op->runs++);
         } else {
             CUdeviceptr d;
             CK(cuMemAlloc_v2(&d, 64));
@@ -452,10 +462,11 @@ static void *helper(void *arg)
     return NULL;
 }
 
-static void helper_do(int cmd, CUstream s)
+static void helper_do(int cmd, CUstream s, struct op *o)
 {
     pthread_mutex_lock(&g_mu);
     g_cmd = cmd;
+    g_cmd_op = o;
     g_cmd_stream = s;
     g_cmd_done = 0;
     pthread_cond_broadcast(&g_cv);
@@ -760,6 +771,23 @@ static void recreate(op *o, int ps)
     observe("a stream synchronisation before its destruction");
 }
 
+/* A host function checks, when it runs, that exactly the log entries of the work before it
+ * on its stream are there (later work on the stream comes after it; only the stream logs). */
+typedef struct hostfn_arg {
+    const hx_log *log;
+    uint32_t want;
+    long step;
+} hostfn_arg;
+
+static void hostfn(void *p)
+{
+    hostfn_arg *a = p;
+    uint32_t have = __atomic_load_n(&a->log->n, __ATOMIC_ACQUIRE);
+    HX_ASSERT(have == a->want, "seed %llu, step %ld: a host function found %u log entries on "
+              "its stream, expected %u", (unsigned long long)g_seed, a->step, have, a->want);
+    free(a);
+}
+
 static void run_op(op *o, long n)
 {
     int e = g_cur[o->ps];
@@ -933,15 +961,15 @@ static void run_op(op *o, long n)
     case O_XTHREAD:
         if (o->sub == 1 && E[e].kind != E_PTDS) {
             TR("  another thread synchronises stream %d\n", e);
-            helper_do(2, E[e].kind == E_LEGACY ? NULL : E[e].h);
+            helper_do(2, E[e].kind == E_LEGACY ? NULL : E[e].h, NULL);
             host_saw(E[e].vc);
             observe("another thread's cuStreamSynchronize");
         } else if (o->sub == 2) {
             TR("  another thread frees\n");
-            helper_do(3, NULL);
+            helper_do(3, NULL, NULL);
         } else {
             TR("  another thread synchronises the context\n");
-            helper_do(1, NULL);
+            helper_do(1, NULL, NULL);
             host_saw_all();
             observe("another thread's cuCtxSynchronize");
         }
@@ -956,6 +984,14 @@ static void run_op(op *o, long n)
     case O_RECREATE:
         recreate(o, o->ps);
         return;
+    case O_HOSTFN: {
+        hostfn_arg *a = malloc(sizeof *a);
+        HX_ASSERT(a, "out of memory");
+        *a = (hostfn_arg){ E[e].log, E[e].mn, g_step };
+        TR("  cuLaunchHostFunc on stream %d: %u log entries\n", e, a->want);
+        CK((s.ptsz ? cuLaunchHostFunc_ptsz : cuLaunchHostFunc)(s.h, hostfn, a));
+        return;
+    }
     default:
         return;
     }
@@ -1048,8 +1084,11 @@ static void run_body(int b, long it)
         if (i == div && !extra)
             continue;
         op *o = &bd->ops[i];
-        TR(" op %d (%s):\n", i, opk_name[o->k]);
-        run_op(o, o->runs++);
+        TR(" op %d (%s%s):\n", i, opk_name[o->k], o->helper ? ", another thread" : "");
+        if (o->helper)
+            helper_do(4, NULL, o);
+        else
+            run_op(o, o->runs++);
     }
 }
 
@@ -1112,7 +1151,7 @@ int main(int argc, char **argv)
                   "end", i);
     for (int e = 0; e < g_ne; e++)
         HX_ASSERT(E[e].checked == E[e].mn, "model: log %d not compared at the end", e);
-    helper_do(-1, NULL);
+    helper_do(-1, NULL, NULL);
     pthread_join(th, NULL);
     for (int e = 0; e < g_ne; e++)
         if (E[e].alive && E[e].h)
