@@ -648,6 +648,20 @@ static void launch(const op *o, int e, CUfunction f, unsigned g, unsigned b, uns
     CK((s.ptsz ? cuLaunchKernelEx_ptsz : cuLaunchKernelEx)(&cfg, f, params, NULL));
 }
 
+/* The cells run n of a kernel, copy or memset op reads and writes. */
+static void accesses(const op *o, long n, int *rd, int *nrd, int *wr, int *nwr)
+{
+    int d = o->dst[pick(o, n, 0)], sc = o->src[pick(o, n, 1)];
+    *nrd = *nwr = 0;
+    if (o->k == O_KERNEL && o->sub == KK_ACC)
+        rd[(*nrd)++] = d;
+    if ((o->k == O_KERNEL && o->sub == KK_COPY) || o->k == O_DTOH || o->k == O_DTOD)
+        rd[(*nrd)++] = sc;
+    if ((o->k == O_KERNEL && (o->sub == KK_ACC || o->sub == KK_COPY)) || o->k == O_MEMSET ||
+        o->k == O_HTOD || o->k == O_DTOH || o->k == O_DTOD)
+        wr[(*nwr)++] = d;
+}
+
 static void run_kernel(op *o, int e, long n, CUfunction f)
 {
     uint32_t v = opval(o, n);
@@ -658,14 +672,8 @@ static void run_kernel(op *o, int e, long n, CUfunction f)
         smem = (unsigned)(n % 3) * 128;
     }
     int d = o->dst[pick(o, n, 0)], sc = o->src[pick(o, n, 1)];
-    int rd[1], wr[1], nrd = 0, nwr = 0;
-    if (o->sub == KK_ACC) {
-        rd[nrd++] = d;
-        wr[nwr++] = d;
-    } else if (o->sub == KK_COPY) {
-        rd[nrd++] = sc;
-        wr[nwr++] = d;
-    }
+    int rd[1], wr[1], nrd, nwr;
+    accesses(o, n, rd, &nrd, wr, &nwr);
     order_after(e, rd, nrd, wr, nwr);
     uint32_t k = work(e);
     hx_log *log = o->logged ? E[e].log : NULL;
@@ -1085,8 +1093,14 @@ static void run_body(int b, long it)
             continue;
         op *o = &bd->ops[i];
         TR(" op %d (%s%s):\n", i, opk_name[o->k], o->helper ? ", another thread" : "");
-        if (o->helper)
+        if (o->helper) {
+            /* the waits it needs come first, from this thread: another thread cannot record
+             * an event on this thread's per-thread stream */
+            int rd[1], wr[1], nrd, nwr;
+            accesses(o, o->runs, rd, &nrd, wr, &nwr);
+            order_after(g_cur[o->ps], rd, nrd, wr, nwr);
             helper_do(4, NULL, o);
+        }
         else
             run_op(o, o->runs++);
     }
