@@ -36,7 +36,9 @@
  *
  * Usage: random SEED [iterations=80] [mask=0]
  *   iterations: runs of a body; mask: bit k set turns operation kind k (enum opk) into a
- *   launch (to minimise a failure). RANDOM_TRACE=1 prints every operation on stderr. */
+ *   launch (to minimise a failure). RANDOM_TRACE=1 prints every operation on stderr.
+ *   RANDOM_PAGEABLE_SYNC=1 also checks right after an async DtoH into pageable memory, as if
+ *   it were synchronous (real drivers make it so; CUDA's documentation says "might be"). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -80,7 +82,7 @@ static uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
     return mix64(a ^ mix64(b + 0x632BE59BD9B4E019ull) ^ mix64(c * 0x8CB92BA72F3D8DD7ull + 1));
 }
 
-static int g_trace;
+static int g_trace, g_pageable_sync;
 #define TR(...)                                                                                \
     do {                                                                                       \
         if (g_trace)                                                                           \
@@ -857,6 +859,10 @@ static void run_op(op *o, long n)
                                                                             s.h));
         did_read(sc, e, k);
         did_write(d, e, k, C[sc].model);
+        if (o->k == O_DTOH && C[d].kind == M_PAGEABLE && g_pageable_sync) {
+            host_saw(E[e].vc); /* as drivers do, though CUDA promises only "might be" */
+            observe("an async copy into pageable memory (RANDOM_PAGEABLE_SYNC=1)");
+        }
         return;
     }
     case O_EVSYNC:
@@ -1112,6 +1118,7 @@ int main(int argc, char **argv)
     long iters = hx_arg(argc, argv, 2, 80);
     g_mask = argc > 3 ? strtol(argv[3], NULL, 0) : 0;
     g_trace = getenv("RANDOM_TRACE") && atoi(getenv("RANDOM_TRACE"));
+    g_pageable_sync = getenv("RANDOM_PAGEABLE_SYNC") && atoi(getenv("RANDOM_PAGEABLE_SYNC"));
     g_rng = mix64(g_seed + 1);
     g_ctx = hx_init();
     static const size_t sz_rec[] = { 8, 4, 4 };
