@@ -110,14 +110,18 @@ static int piece_at(const ag_tmpl *U, uint32_t pos)
     return -1;
 }
 
-/* Whether U could take over the occurrence under way with k launches held: U begins with what
- * went out already (whole pieces of st->cand) and has a piece starting there, and continues
- * with the held launches. */
-static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k)
+/* Whether U could take over the occurrence under way with k launches held, and `more` to be
+ * held next: U begins with what went out already (whole pieces of st->cand), has a piece
+ * starting there, and continues with the held launches -- all within that piece. (Templates
+ * that share a beginning without one extending the other are planned apart: U's piece may
+ * end before what st->cand held. A hold past a piece's end would never send the piece, and
+ * its replay would run only the piece's launches: the rest were lost.) */
+static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k, uint32_t more)
 {
     const ag_tmpl *T = st->cand;
     uint32_t pos = st->pos;
-    if (U->len < pos + k || piece_at(U, pos) < 0)
+    int p = piece_at(U, pos);
+    if (U->len < pos + k + more || p < 0 || U->ends[p] < pos + k + more)
         return 0;
     for (uint32_t i = 0; i < pos; i++)
         if (U->nodes[i].shape_hash != T->nodes[i].shape_hash ||
@@ -147,7 +151,7 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
     ag_bucket *b = ag_bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
         if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) &&
-            ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, k))
+            ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, k, 1))
             return U;
     return NULL;
 }
@@ -160,7 +164,7 @@ ag_tmpl *ag_exact_template(ag_stream *st)
         return st->cand;
     ag_bucket *b = ag_bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
-        if (U->len == n && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, st->nheld) &&
+        if (U->len == n && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, st->nheld, 0) &&
             piece_at(U, st->pos) == (int)U->npieces - 1)
             return U;
     return NULL;
@@ -253,6 +257,7 @@ void ag_hold_advance(ag_stream *st)
 {
     ag_tmpl *T = st->cand;
     uint32_t at = st->pos + st->nheld;
+    AG_ASSERT(T->prof || at <= T->ends[st->piece]); /* held past the piece: never sent whole */
     if (T->prof) {
         if (at == T->len)
             ag_complete(st);
