@@ -103,6 +103,11 @@ random_seeds() {
 @test "random: an async copy into pageable memory is done when it returns (default COPY_NODES)" {
     # CUDA says such a copy "might be" synchronous; drivers make it so, and programs rely on
     # it. With the default COPY_NODES=pinned it stays an ordering point and keeps that.
-    # (COPY_NODES=all makes it a graph node: not checked here, see DESIGN.md.)
     random_seeds RANDOM_PAGEABLE_SYNC=1
+}
+
+@test "random: an async copy into pageable memory is done when it returns (COPY_NODES=all)" {
+    # As a graph node it ends its sequence, and the call waits for the stream (cache/copy.c).
+    random_seeds RANDOM_PAGEABLE_SYNC=1 AUTOGRAPH_COPY_NODES=all
+    random_seeds RANDOM_PAGEABLE_SYNC=1 AUTOGRAPH_COPY_NODES=all AUTOGRAPH_PIECE=2
 }

@@ -150,6 +150,28 @@ static int may_hold(int mode, int entry, int dk, int sk)
     return 1;
 }
 
+/* A copy into pageable host memory returns only once it is done (drivers make it so, and
+ * programs read the result right after the call), so such a copy ends its sequence: what is
+ * held goes out with it -- as the template's graph when it completes one -- and the call waits
+ * for the stream before it returns, as the driver's own call would. */
+static int waits(int entry, int dk)
+{
+    return !is_memset(entry) && dk == AG_MEM_PAGEABLE;
+}
+
+/* After op went out or was held (st->mu held): a copy that waits ends the segment, sends what
+ * is held and waits for the stream; r (the call's own result) or the error it meets. */
+static CUresult end_if_waits(ag_stream *st, const ag_copy *op, int dk, CUresult r)
+{
+    if (!waits(op->entry, dk))
+        return r;
+    ag_order_locked(st, AG_ST_FL_COPY);
+    CUresult w = ag_drv.cuStreamSynchronize(st->issue);
+    if (r == CUDA_SUCCESS)
+        r = w;
+    return st->err ? ag_stream_error_take(st, r) : r;
+}
+
 /* ---- calling the driver ------------------------------------------------------------------ */
 
 typedef CUresult (*memset8_fn)(CUdeviceptr, unsigned char, size_t, CUstream);
@@ -301,7 +323,7 @@ static int hold(ag_stream *st, const ag_copy *op, const ag_shape *sh, uint64_t h
 /* Under st->mu: the copy joins the occurrence under way, starts one, or goes out now as a
  * record the learner sees. 0: not dealt with (nothing was changed). */
 static int offer_locked(ag_stream *st, const ag_copy *op, const ag_shape *sh, uint64_t h,
-                        CUresult *res)
+                        int dk, CUresult *res)
 {
     if (st->kind == AG_SK_DEAD)
         return 0;
@@ -330,7 +352,7 @@ static int offer_locked(ag_stream *st, const ag_copy *op, const ag_shape *sh, ui
             return 0;
         }
         ag_hold_advance(st);
-        *res = CUDA_SUCCESS;
+        *res = end_if_waits(st, op, dk, CUDA_SUCCESS);
         return 1;
     }
 idle:;
@@ -344,7 +366,7 @@ idle:;
         if (hold(st, op, sh, h) == 0) {
             ag_hold_begin(st, now);
             ag_hold_advance(st);
-            *res = CUDA_SUCCESS;
+            *res = end_if_waits(st, op, dk, CUDA_SUCCESS);
             return 1;
         }
         st->cand = NULL;
@@ -357,10 +379,13 @@ idle:;
     /* nothing is held here: the copy goes out now, in order, as the application made it, and
      * stays in the learner's sequence (no ordering point: the sequence goes on) */
     CUresult r = call(op->entry, op->real, op->dst, op->src, op->value, op->n, op->stream);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         ag_learn_launch(st, h, sh, 0);
-    else
+        if (waits(op->entry, dk))
+            ag_order_locked(st, AG_ST_FL_COPY); /* done already: the driver's call waited */
+    } else {
         ag_order_locked(st, AG_ST_FL_DIVERGE);
+    }
     *res = r;
     return 1;
 }
@@ -389,7 +414,7 @@ int ag_copy_offer(const ag_copy *op, CUresult *res)
     uint64_t h = ag_shape_hash(&sh);
     ag_cross_flush(st);
     ag_lock(&st->mu);
-    int took = offer_locked(st, op, &sh, h, res);
+    int took = offer_locked(st, op, &sh, h, dk, res);
     ag_sync_open(st);
     ag_unlock(&st->mu);
     return took;
