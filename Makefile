@@ -40,10 +40,12 @@ $(LIB): $(LIB_OBJS) interpose/exports.map
 $(CLI): $(wildcard cli/*.c cli/*.h) policy/options.c policy/log.c policy/faultspec.c $(wildcard policy/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter $(CFLAGS) \
-	    -DAG_LIBDIR=\"$(PREFIX)/lib\" $(wildcard cli/*.c) policy/options.c policy/log.c \
+	    -DAG_LIBDIR=\"$(PREFIX)/lib\" -DAG_LIBEXECDIR=\"$(PREFIX)/libexec/autograph\" \
+	    $(filter-out cli/sim%.c,$(wildcard cli/*.c)) policy/options.c policy/log.c \
 	    policy/faultspec.c -o $@ -ldl -lpthread
 
 include kernels/kernels.mk
+include cli/sim.mk
 include tests/tests.mk
 include bench/bench.mk
 
