@@ -52,11 +52,11 @@ include bench/bench.mk
 deps:
 	@scripts/install-deps.sh
 
-# The README's test command: unit tests, CPU integration tests (the fake-driver harness
+# The README's test command: unit tests, the replay model's gate (cli/sim.mk), CPU integration tests (the fake-driver harness
 # included), the unit tests and the harness again on a debug build, the short sanitizer and
 # fuzzing runs, the aarch64 cross build (its unit tests under qemu-user), then the GPU tests
 # (which skip with a reason where no GPU is visible).
-test: lib cli test-unit check-hooks test-cpu test-debug test-sanitizers-short cross-aarch64 \
+test: lib cli test-unit check-hooks test-model test-cpu test-debug test-sanitizers-short cross-aarch64 \
       test-gpu
 
 check-hooks:

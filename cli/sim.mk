@@ -31,6 +31,13 @@ $(MKTRACE): tests/progs/mktrace.c cache/tracefmt.h
 	@mkdir -p $(dir $@)
 	$(CC) -I. -std=c11 -Wall -Wextra $(CFLAGS) $< -o $@ -lm
 
+# The CI gate (issue 18, item 4): every trace of bench/traces (recorded on a GPU) and
+# tests/traces (synthetic) replayed; fails when a predicted ratio eager/autograph is below 0.98
+# or more than 3% below its baseline (scripts/model_gate.py; docs/MODEL.md).
+.PHONY: test-model
+test-model: cli sim
+	python3 scripts/model_gate.py
+
 install: install-sim
 .PHONY: install-sim
 install-sim: sim

@@ -101,7 +101,7 @@ static int read_gz(const char *path, char **buf, size_t *len, char *err, size_t 
         return fail(err, errlen, path,
                     WIFEXITED(status) && WEXITSTATUS(status) == 127
                         ? "cannot run gzip to decompress it%s"
-                        : "not a valid gzip file (gzip -dc failed)%s",
+                        : "gzip -dc failed: not a gzip file, or cut short%s",
                     "");
     }
     return 0;
