@@ -54,3 +54,6 @@ synthetic-traces: $(MKTRACE)
 	set -e; for p in $(SYNTH_PATTERNS); do \
 	    $(MKTRACE) $$p $(BUILD)/tests/$$p.agt; \
 	    gzip -n -9 -c $(BUILD)/tests/$$p.agt > tests/traces/$$p.agt.gz; done
+
+# bats/cpu_model.bats (part of make test-cpu) needs the simulator and the generator.
+test-cpu: sim $(MKTRACE)

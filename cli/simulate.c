@@ -776,12 +776,19 @@ static void no_aslr(char **argv)
 int main(int argc, char **argv)
 {
     no_aslr(argv);
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
+    /* options anywhere (after "--", only traces) */
+    char **traces = calloc((size_t)argc + 1, sizeof *traces);
+    int ntraces = 0, i = 1;
+    if (!traces)
+        return 2;
+    for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
-            i++;
+            while (++i < argc)
+                traces[ntraces++] = argv[i];
             break;
+        } else if (a[0] != '-' || !a[1]) {
+            traces[ntraces++] = argv[i];
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
@@ -818,7 +825,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (i >= argc) {
+    if (!ntraces) {
         usage(stderr);
         return 2;
     }
@@ -853,9 +860,10 @@ int main(int argc, char **argv)
         fprintf(jf, "],\n  \"traces\": [");
     }
     int failed = 0, first = 1;
-    for (; i < argc; i++) {
+    for (int k = 0; k < ntraces; k++) {
+        const char *name = traces[k];
         sim_trace t;
-        if (sim_trace_read(argv[i], &t, err, sizeof err)) {
+        if (sim_trace_read(name, &t, err, sizeof err)) {
             fprintf(stderr, "autograph simulate: %s\n", err);
             failed = 1;
             continue;
@@ -863,7 +871,7 @@ int main(int argc, char **argv)
         run_result e, a;
         char *xe = NULL, *xa = NULL;
         if (run_child(&t, 0, &e, &xe) || run_child(&t, 1, &a, &xa)) {
-            fprintf(stderr, "autograph simulate: %s: %s\n", argv[i], e.ok ? a.err : e.err);
+            fprintf(stderr, "autograph simulate: %s: %s\n", name, e.ok ? a.err : e.err);
             failed = 1;
             free(xe);
             free(xa);
@@ -875,7 +883,7 @@ int main(int argc, char **argv)
         printf("%s: eager %.1f us, autograph %.1f us, ratio %.3fx | gpu idle %.1f / %.1f us, "
                "host stall %.1f / %.1f us | launches %llu: held %llu, replayed %llu, passed "
                "%llu; graphs built %llu\n",
-               argv[i], us(e.time_ns), us(a.time_ns), ratio, us(e.gpu_idle_ns),
+               name, us(e.time_ns), us(a.time_ns), ratio, us(e.gpu_idle_ns),
                us(a.gpu_idle_ns), us(e.host[SIM_C_STALL]), us(a.host[SIM_C_STALL]),
                (unsigned long long)launches_of(&a), (unsigned long long)a.c[AG_ST_HELD],
                (unsigned long long)a.c[AG_ST_REPLAYED], (unsigned long long)a.c[AG_ST_PASSED],
@@ -893,7 +901,7 @@ int main(int argc, char **argv)
             explain(&e, &a, xa);
         if (jf) {
             fprintf(jf, "%s\n    {\"trace\": ", first ? "" : ",");
-            json_string(jf, argv[i]);
+            json_string(jf, name);
             fprintf(jf, ", \"calls\": %zu, \"gpu_records\": %llu, \"recorded_span_us\": %.3f, "
                         "\"ratio\": %.6f, \"calibration\": %.6f,\n     \"eager\": ",
                     t.ncalls, (unsigned long long)t.ngpu, us(t.span_ns), ratio, cal);
@@ -914,5 +922,6 @@ int main(int argc, char **argv)
             failed = 1;
         }
     }
+    free(traces);
     return failed;
 }
