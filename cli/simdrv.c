@@ -22,7 +22,7 @@ uint64_t sim_H;
 uint64_t sim_host[SIM_C_COUNT];
 sim_result_gpu sim_gpu;
 int sim_off_critical;
-uint64_t sim_drv_real_ns;
+uint64_t sim_drv_real_ns, sim_drv_real_calls;
 int sim_measure;
 
 /* The engine's driver table (interpose/real.c defines it in the library). */
@@ -142,14 +142,16 @@ void sim_host_wait(uint64_t t)
 
 /* Driver time the engine spends on its own behalf is not its own CPU time (--measure-engine
  * subtracts it): each entry point below is bracketed. */
-static uint64_t real_ns(void)
+uint64_t sim_real_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-#define DRV_IN() uint64_t drv_t0_ = sim_measure ? real_ns() : 0
-#define DRV_OUT() (sim_measure ? (void)(sim_drv_real_ns += real_ns() - drv_t0_) : (void)0)
+#define DRV_IN() uint64_t drv_t0_ = sim_measure ? sim_real_ns() : 0
+#define DRV_OUT()                                                                              \
+    (sim_measure ? (void)(sim_drv_real_ns += sim_real_ns() - drv_t0_, sim_drv_real_calls++)    \
+                 : (void)0)
 
 /* ---- streams and the GPU timeline ------------------------------------------------------- */
 

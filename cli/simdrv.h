@@ -96,9 +96,10 @@ void *sim_copy_fn(int entry, int ptsz);
 /* The same call made directly (the wrapper's own call when the engine did not take it). */
 CUresult sim_copy_call(int entry, uint64_t dst, uint64_t src, uint64_t stream, int ptsz);
 
-/* The engine's own time measured for real (--measure-engine): time spent inside the driver
- * calls of the current engine call, to subtract. */
-extern uint64_t sim_drv_real_ns;
+/* The engine's own time measured for real (--measure-engine, CLOCK_MONOTONIC: a vDSO read):
+ * time spent inside the simulated driver's timed calls and their count, to subtract. */
+uint64_t sim_real_ns(void);
+extern uint64_t sim_drv_real_ns, sim_drv_real_calls;
 extern int sim_measure;
 
 #endif
