@@ -40,21 +40,23 @@ $(LIB): $(LIB_OBJS) interpose/exports.map
 $(CLI): $(wildcard cli/*.c cli/*.h) policy/options.c policy/log.c policy/faultspec.c $(wildcard policy/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter $(CFLAGS) \
-	    -DAG_LIBDIR=\"$(PREFIX)/lib\" $(wildcard cli/*.c) policy/options.c policy/log.c \
+	    -DAG_LIBDIR=\"$(PREFIX)/lib\" -DAG_LIBEXECDIR=\"$(PREFIX)/libexec/autograph\" \
+	    $(filter-out cli/sim%.c,$(wildcard cli/*.c)) policy/options.c policy/log.c \
 	    policy/faultspec.c -o $@ -ldl -lpthread
 
 include kernels/kernels.mk
+include cli/sim.mk
 include tests/tests.mk
 include bench/bench.mk
 
 deps:
 	@scripts/install-deps.sh
 
-# The README's test command: unit tests, CPU integration tests (the fake-driver harness
+# The README's test command: unit tests, the replay model's gate (cli/sim.mk), CPU integration tests (the fake-driver harness
 # included), the unit tests and the harness again on a debug build, the short sanitizer and
 # fuzzing runs, the aarch64 cross build (its unit tests under qemu-user), then the GPU tests
 # (which skip with a reason where no GPU is visible).
-test: lib cli test-unit check-hooks test-cpu test-debug test-sanitizers-short cross-aarch64 \
+test: lib cli test-unit check-hooks test-model test-cpu test-debug test-sanitizers-short cross-aarch64 \
       test-gpu
 
 check-hooks:

@@ -3,6 +3,7 @@
  *   autograph [--stats[=FILE.json]] [--log=LEVEL] [--disable] [--] program [args...]
  *   autograph config [--markdown]
  *   autograph report [--markdown] FILE.json [FILE.json ...]
+ *   autograph simulate [OPTIONS] TRACE...   (execs autograph-sim: docs/MODEL.md)
  *   autograph --help | --version
  *
  * It only sets AUTOGRAPH_* variables and LD_PRELOAD, then execs the program: everything else
@@ -20,6 +21,9 @@
 #ifndef AG_LIBDIR
 #define AG_LIBDIR "/usr/local/lib"
 #endif
+#ifndef AG_LIBEXECDIR
+#define AG_LIBEXECDIR "/usr/local/libexec/autograph"
+#endif
 
 static void usage(FILE *f)
 {
@@ -27,6 +31,7 @@ static void usage(FILE *f)
             "usage: autograph [--stats[=FILE.json]] [--log=LEVEL] [--disable] [--] program [args...]\n"
             "       autograph config [--markdown]\n"
             "       autograph report [--markdown] FILE.json [FILE.json ...]\n"
+            "       autograph simulate [--costs F] [--json F] [--explain] [--opt K=V]... TRACE...\n"
             "       autograph --help | --version\n"
             "\n"
             "Runs program with libautograph preloaded: repeated CUDA launch sequences are\n"
@@ -39,6 +44,8 @@ static void usage(FILE *f)
             "  config           every AUTOGRAPH_* option with its default and current value\n"
             "  report           summary of AUTOGRAPH_STATS files: what was graphed, what\n"
             "                   was not and why, the estimated saving (one file per process)\n"
+            "  simulate         replays AUTOGRAPH_TRACE files through the engine over a simulated\n"
+            "                   driver and GPU: predicted eager and libautograph times\n"
             "\n"
             "All options are also environment variables; see `autograph config`.\n");
 }
@@ -68,6 +75,47 @@ static int find_lib(char *out, size_t n)
     }
     snprintf(out, n, "%s/libautograph.so", AG_LIBDIR);
     return access(out, R_OK);
+}
+
+/* `autograph simulate` is a program of its own (the engine built with -DAG_SIM, see
+ * cli/simulate.c for why): <bin>/autograph-sim (build tree), <bin>/../libexec/autograph
+ * (installed), or AG_LIBEXECDIR; AUTOGRAPH_SIM overrides. */
+static int simulate(int argc, char **argv)
+{
+    char path[PATH_MAX];
+    const char *env = getenv("AUTOGRAPH_SIM");
+    int found = 0;
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+        found = !access(path, X_OK);
+    }
+    char exe[PATH_MAX - 64];
+    ssize_t len = found ? -1 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(path, sizeof path, "%s/autograph-sim", exe);
+        found = !access(path, X_OK);
+        if (!found) {
+            snprintf(path, sizeof path, "%s/../libexec/autograph/autograph-sim", exe);
+            found = !access(path, X_OK);
+        }
+    }
+    if (!found) {
+        snprintf(path, sizeof path, "%s/autograph-sim", AG_LIBEXECDIR);
+        found = !access(path, X_OK);
+    }
+    if (!found) {
+        fprintf(stderr, "autograph: cannot find autograph-sim (tried %s; `make sim` builds it); "
+                        "set AUTOGRAPH_SIM\n", path);
+        return 127;
+    }
+    argv[0] = path;
+    execv(path, argv);
+    fprintf(stderr, "autograph: cannot run %s: %s\n", path, strerror(errno));
+    return 127;
 }
 
 static const char *type_name(const ag_opt_desc *d)
@@ -130,6 +178,8 @@ int main(int argc, char **argv)
     ag_options_set_announce(0);
     if (argc > 1 && !strcmp(argv[1], "report"))
         return ag_report_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "simulate"))
+        return simulate(argc - 1, argv + 1);
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];

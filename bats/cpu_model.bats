@@ -1,0 +1,200 @@
+#!/usr/bin/env bats
+# The replay model (`autograph simulate`, docs/MODEL.md) on synthetic traces made by
+# tests/progs/mktrace.c, and its CI gate (scripts/model_gate.py). Build first:
+# make cli sim build/tests/mktrace.
+
+setup() {
+    load helpers
+    SIM="$BUILD/autograph-sim"
+    MKTRACE="$BUILD/tests/mktrace"
+    for f in "$CLI" "$SIM" "$MKTRACE"; do
+        [ -x "$f" ] || skip "$f is not built: run 'make cli sim build/tests/mktrace' first"
+    done
+    COSTS="$ROOT/bench/costs/default.json"
+    T="$BATS_TEST_TMPDIR"
+}
+
+# trace PATTERN: a fresh synthetic trace, $T/PATTERN.agt
+trace() {
+    "$MKTRACE" "$1" "$T/$1.agt"
+}
+
+# simulate_json OUT.json TRACE [ARGS...]: autograph simulate with the default cost table
+simulate_json() {
+    local out="$1"
+    shift
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --json "$out" "$@"
+    assert_success
+}
+
+# jv FILE EXPR: a value of the simulator's JSON (d: the document, t: its first trace)
+jv() {
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d["traces"][0]; print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+@test "the eager simulation of a synthetic trace reproduces its recorded span within 2%" {
+    for p in gap launch; do
+        trace $p
+        simulate_json "$T/$p.json" "$T/$p.agt"
+        cal=$(jv "$T/$p.json" 'abs(t["calibration"])')
+        span=$(jv "$T/$p.json" 't["recorded_span_us"]')
+        host=$(jv "$T/$p.json" 't["eager"]["host_us"]')
+        echo "$p: recorded $span us, eager predicted $host us, error $cal"
+        python3 -c "import sys; sys.exit(0 if $cal < 0.02 and $span > 1000 else 1)"
+        # the eager run passes everything: nothing is held or replayed
+        [ "$(jv "$T/$p.json" 't["eager"]["held"] + t["eager"]["replayed"]')" = 0 ]
+    done
+    assert_output --partial "calibration: eager predicted"
+}
+
+@test "a launch-bound loop (64 tiny kernels + sync) predicts a clear gain, from replays" {
+    trace launch
+    simulate_json "$T/l.json" "$T/launch.agt"
+    ratio=$(jv "$T/l.json" 't["ratio"]')
+    echo "ratio $ratio"
+    python3 -c "import sys; sys.exit(0 if $ratio > 1.5 else 1)"
+    # the gain comes from graphs: most launches replayed, few graphs built
+    python3 -c "import sys; sys.exit(0 if $(jv "$T/l.json" 't["autograph"]["replayed"] / t["autograph"]["launches"]') > 0.8 else 1)"
+    [ "$(jv "$T/l.json" 't["autograph"]["graphs_built"] >= 1')" = True ]
+    [ "$(jv "$T/l.json" 't["autograph"]["anomalies"] + t["eager"]["anomalies"]')" = 0 ]
+}
+
+@test "a GPU-bound async loop (2 x 40 us kernels, events) predicts no gain beyond noise" {
+    trace gpu
+    simulate_json "$T/g.json" "$T/gpu.agt"
+    ratio=$(jv "$T/g.json" 't["ratio"]')
+    echo "ratio $ratio"
+    python3 -c "import sys; sys.exit(0 if 0.98 <= $ratio <= 1.03 else 1)"
+    # the GPU was the bottleneck in both runs: the host waited most of the time
+    python3 -c "import sys; sys.exit(0 if $(jv "$T/g.json" 't["autograph"]["host_stall_us"] / t["autograph"]["time_us"]') > 0.8 else 1)"
+}
+
+@test "two runs give identical JSON (the simulation is deterministic)" {
+    trace long
+    trace gap
+    simulate_json "$T/a.json" "$T/long.agt" "$T/gap.agt"
+    simulate_json "$T/b.json" "$T/long.agt" "$T/gap.agt"
+    cmp "$T/a.json" "$T/b.json"
+    [ "$(jv "$T/a.json" 'len(d["traces"])')" = 2 ]
+}
+
+@test "a truncated, foreign or cut .gz trace gives one clear error and a non-zero exit" {
+    trace gpu
+    head -c 5000 "$T/gpu.agt" > "$T/cut.agt"
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" "$T/cut.agt"
+    assert_failure 1
+    [ "${#stderr_lines[@]}" = 1 ]
+    [[ "$stderr" == *"cut.agt: truncated"* ]]
+    printf 'hello, not a trace\n' > "$T/foreign.agt"
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" "$T/foreign.agt"
+    assert_failure 1
+    [ "${#stderr_lines[@]}" = 1 ]
+    [[ "$stderr" == *"not an autograph trace"* ]]
+    gzip -n -c "$T/gpu.agt" | head -c 4000 > "$T/cut.agt.gz"
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" "$T/cut.agt.gz"
+    assert_failure 1
+    [ "${#stderr_lines[@]}" = 1 ]
+    [[ "$stderr" == *"gzip -dc failed"* ]]
+    # a whole trace without its END record: cut short too
+    python3 - "$T/gpu.agt" "$T/noend.agt" <<'EOF'
+import sys
+d = open(sys.argv[1], 'rb').read()
+open(sys.argv[2], 'wb').write(d[:-48])  # the END record is the last 48 bytes
+EOF
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" "$T/noend.agt"
+    assert_failure 1
+    [[ "$stderr" == *"no END record"* ]]
+}
+
+@test "a record of a type the reader does not know is skipped (the format's promise)" {
+    trace gap
+    python3 - "$T/gap.agt" "$T/extra.agt" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+hdr = struct.unpack_from('<I', d, 12)[0]        # ag_tr_file.hdr_size
+rec = struct.pack('<HHIIIQQ', 99, 48, 1, 0, 0, 0, 0) + b'\x07' * 16
+open(sys.argv[2], 'wb').write(d[:hdr] + rec + d[hdr:])
+EOF
+    simulate_json "$T/a.json" "$T/gap.agt"
+    simulate_json "$T/b.json" "$T/extra.agt"
+    [ "$(jv "$T/a.json" 't["ratio"]')" = "$(jv "$T/b.json" 't["ratio"]')" ]
+}
+
+@test "holds past MAX_HOLD_US are flushed at the simulated moment (the watchdog's part)" {
+    trace gap
+    simulate_json "$T/w.json" "$T/gap.agt" --explain --opt PIECE=64 --opt MAX_HOLD_US=100
+    [ "$(jv "$T/w.json" 't["autograph"]["watchdog_flushes"] > 0')" = True ]
+    assert_output --partial "hold_timeout"
+    simulate_json "$T/n.json" "$T/gap.agt"
+    [ "$(jv "$T/n.json" 't["autograph"]["watchdog_flushes"]')" = 0 ]
+}
+
+@test "--opt reaches the autograph run only; a bad --opt is refused" {
+    trace gpu
+    simulate_json "$T/m.json" "$T/gpu.agt"
+    simulate_json "$T/a.json" "$T/gpu.agt" --opt BENEFIT=always
+    # always graphed: nearly every launch replayed, against few under the measured policy
+    [ "$(jv "$T/a.json" 't["autograph"]["replayed"] > 2 * t["autograph"]["passed"]')" = True ]
+    [ "$(jv "$T/m.json" 't["autograph"]["replayed"] < t["autograph"]["passed"]')" = True ]
+    [ "$(jv "$T/a.json" 't["eager"]["time_us"] == t["eager"]["time_us"]')" = True ]
+    [ "$(jv "$T/a.json" 't["eager"]')" = "$(jv "$T/m.json" 't["eager"]')" ]
+    run "$CLI" simulate --costs "$COSTS" --opt NO_SUCH_OPTION=1 "$T/gpu.agt"
+    assert_failure 2
+    assert_output --partial "bad --opt"
+}
+
+@test "the gate fails when a baseline is raised above the prediction, passes otherwise" {
+    mkdir -p "$T/traces"
+    cp "$ROOT/tests/traces/launch.agt.gz" "$T/traces/"
+    python3 - "$ROOT/tests/traces/baseline.json" "$T/traces/baseline.json" 1.0 <<'EOF'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["traces"] = {"launch.agt.gz": b["traces"]["launch.agt.gz"]}
+b["traces"]["launch.agt.gz"]["ratio"] *= float(sys.argv[3])
+json.dump(b, open(sys.argv[2], "w"))
+EOF
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_success
+    assert_output --partial "model gate: ok: launch.agt.gz"
+    python3 - "$T/traces/baseline.json" <<'EOF'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["traces"]["launch.agt.gz"]["ratio"] *= 1.05
+json.dump(b, open(sys.argv[1], "w"))
+EOF
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_failure
+    assert_output --partial "more than 3% below its baseline"
+    # a trace without a baseline entry fails too; --update-baseline needs a reason
+    cp "$ROOT/tests/traces/gpu.agt.gz" "$T/traces/"
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_failure
+    assert_output --partial "gpu.agt.gz: predicted ratio"
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI" --update-baseline
+    assert_failure
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI" \
+        --update-baseline --why "test"
+    assert_success
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_success
+}
+
+@test "the gate's floor: a predicted ratio below 0.98 fails even at its baseline" {
+    mkdir -p "$T/traces"
+    trace irregular
+    gzip -n -c "$T/irregular.agt" > "$T/traces/irregular.agt.gz"
+    # the engine's own time made 20x dearer: learning costs more than anything can save
+    python3 - "$COSTS" "$T/dear.json" <<'EOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+for k in c["engine_ns"]:
+    c["engine_ns"][k]["ns"] *= 20
+json.dump(c, open(sys.argv[2], "w"))
+EOF
+    printf '{"schema": "libautograph-model-baseline/1", "costs": "%s", "traces": {"irregular.agt.gz": {"ratio": 0.5, "commit": "x", "why": "test"}}}\n' \
+        "$(python3 -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$T/dear.json" "$ROOT")" \
+        > "$T/traces/baseline.json"
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_failure
+    assert_output --partial "< 0.98"
+}

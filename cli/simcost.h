@@ -1,0 +1,50 @@
+/* The simulator's cost table: what each driver call costs the host, what the GPU adds around
+ * work, and the engine's own time per event (bench/costs/NAME.json, schema libautograph-costs/1;
+ * docs/MODEL.md). All values in nanoseconds. */
+#ifndef AG_SIMCOST_H
+#define AG_SIMCOST_H
+
+#include <stddef.h>
+
+#define SIM_HOST_COSTS(X)                                                                      \
+    X(launch) X(launch_ex) X(graph_launch_base) X(graph_launch_per_node)                       \
+    X(exec_set_params_per_node) X(exec_update_base) X(exec_update_per_node) X(graph_add_node)  \
+    X(instantiate_base) X(instantiate_per_node) X(upload_base) X(upload_per_node)              \
+    X(graph_destroy) X(event_create) X(event_record) X(event_query) X(event_elapsed)           \
+    X(stream_wait_event) X(stream_sync_empty) X(stream_query) X(ctx_get_current)               \
+    X(stream_get_flags) X(stream_get_ctx) X(pointer_get_attribute) X(func_get_param_info)      \
+    X(memcpy_htod_async_pinned) X(memcpy_dtoh_async_pinned) X(memcpy_dtoh_async_pageable)      \
+    X(memset_async) X(memcpy_dtod_async)
+
+#define SIM_GPU_COSTS(X)                                                                       \
+    X(tiny_kernel) X(eager_kernel_gap) X(graph_kernel_gap) X(launch_latency)                   \
+    X(graph_launch_latency) X(memset_small) X(memcpy_small_htod) X(memcpy_small_dtoh)          \
+    X(graph_memset_gap) X(graph_memcpy_gap)
+
+/* The engine's own host time (the simulator's section of the schema). */
+#define SIM_ENGINE_COSTS(X)                                                                    \
+    X(launch_rested)    /* a launch passed while learning rests */                             \
+    X(launch_learning)  /* a launch shown to the learner (passed eagerly) */                   \
+    X(launch_held)      /* a launch held (deep copy, match) */                                 \
+    X(launch_other)     /* a launch passed for another reason (ungraphable, capture) */        \
+    X(order_point)      /* an ordering point with the engine on */                             \
+    X(copy_offer)       /* an async copy or memset offered to the engine */                    \
+    X(replay_base)      /* the engine's side of one piece's replay (compare, bookkeeping) */   \
+    X(replay_per_node)                                                                         \
+    X(build_per_node)   /* the engine's side of building one node (beyond the driver's) */
+
+typedef struct sim_costs {
+#define SIM_COST_FIELD(k) double k;
+    struct { SIM_HOST_COSTS(SIM_COST_FIELD) } host;
+    struct { SIM_GPU_COSTS(SIM_COST_FIELD) } gpu;
+    struct { SIM_ENGINE_COSTS(SIM_COST_FIELD) } engine;
+#undef SIM_COST_FIELD
+    char path[512];
+    char device[128];
+} sim_costs;
+
+/* Loads a cost file: every key of host_ns, gpu_ns and engine_ns must be there (a missing one is
+ * an error, not a silent zero). 0, or -1 with a message in err. */
+int sim_costs_load(const char *path, sim_costs *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,61 @@
+/* The simulator's trace reader: a whole AUTOGRAPH_TRACE file (cache/tracefmt.h) in memory. */
+/* Robust to any input: a truncated, foreign or corrupt file gives one message and -1, never a
+ * crash. Files ending in .gz are read through `gzip -dc` (no library dependency). Records are
+ * checked for their type's size before anything reads them; a type this reader does not know
+ * is skipped (the format's promise). */
+#ifndef AG_SIMTRACE_H
+#define AG_SIMTRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/tracefmt.h"
+
+/* One LAUNCH, OP or COPY record, in file order, with its GPU duration when the trace has one. */
+typedef struct sim_call {
+    const ag_tr_hdr *h;   /* the record (8-aligned inside sim_trace.buf) */
+    uint32_t gpu_ns;      /* from the AG_TR_GPU record of its seq */
+    uint8_t has_gpu;
+} sim_call;
+
+/* A FUNC, STREAM or NAME record, kept in file order with the calls: `at` is the index of the
+ * first call after it (the simulator applies them when it gets there). */
+typedef struct sim_decl {
+    const ag_tr_hdr *h;
+    size_t at;
+} sim_decl;
+
+typedef struct sim_trace {
+    char *buf;            /* the whole file */
+    size_t len;
+    const ag_tr_file *file;
+    sim_call *calls;
+    size_t ncalls;
+    sim_decl *decls;
+    size_t ndecls;
+    const char **names;   /* by ag_tr_name.id (NULL: none); nnames entries */
+    uint32_t nnames;
+    int ended;            /* an AG_TR_END record was seen */
+    uint64_t dropped;     /* from the END record */
+    uint64_t ngpu;        /* GPU records matched to a call */
+    uint64_t span_ns;     /* first call's start to the last call's end */
+} sim_trace;
+
+/* Reads path; 0, or -1 with a one-line message in err. */
+int sim_trace_read(const char *path, sim_trace *t, char *err, size_t errlen);
+void sim_trace_free(sim_trace *t);
+
+/* The name of an OP record (NULL when the trace did not name it). */
+const char *sim_trace_op_name(const sim_trace *t, const ag_tr_op *op);
+
+/* The parameter layout of a FUNC record: entry i is offset << 16 | size. */
+static inline const uint32_t *sim_func_params(const ag_tr_func *f)
+{
+    return (const uint32_t *)(f + 1);
+}
+static inline const char *sim_func_name(const ag_tr_func *f)
+{
+    return (const char *)(sim_func_params(f) + f->nparams);
+}
+
+#endif

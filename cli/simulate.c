@@ -1,0 +1,947 @@
+/* autograph-sim: replays AUTOGRAPH_TRACE files through the real engine over a simulated driver.
+ *
+ *   autograph-sim [--costs FILE] [--json FILE] [--explain] [--opt KEY=VALUE]...
+ *                 [--measure-engine] TRACE...
+ *
+ * (`autograph simulate ARGS` execs this.) For each trace, two runs, each in a fork child of its
+ * own (the engine's state is process-wide and set up once; a child per run starts it fresh and
+ * deterministically): "eager" (the engine disabled: every call passes through, which should
+ * reproduce the traced run itself: the calibration line) and "autograph" (the engine on, with
+ * the --opt options). Why a separate executable rather than part of `autograph`: the engine is
+ * compiled a second time with -DAG_SIM (its clock is the simulated one) and brings its
+ * process-wide state, its atexit and fork handlers with it; the `autograph` launcher stays the
+ * small program that only sets variables and execs. docs/MODEL.md describes the model. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uthash.h>
+
+#include "policy/options.h"
+#include "policy/stats.h"
+#include "cache/copy.h"
+#include "cache/engine.h"
+#include "cache/funcattr.h"
+#include "cache/internal.h"
+#include "json.h"
+#include "simcost.h"
+#include "simdrv.h"
+#include "simtrace.h"
+
+#ifndef AG_COSTDIR
+#define AG_COSTDIR "/usr/local/share/autograph/costs"
+#endif
+
+/* ---- options ------------------------------------------------------------------------------- */
+
+#define MAX_OPTS 32
+static struct {
+    const char *costs, *json;
+    int explain, measure;
+    const char *opt[MAX_OPTS];
+    int nopt;
+} g;
+
+static sim_costs g_costs;
+
+/* ---- one run's result, sent from the child to the parent --------------------------------- */
+
+typedef struct run_result {
+    int ok;
+    char err[240];
+    uint64_t start_ns;          /* the first call's start (trace time) */
+    uint64_t time_ns;           /* to the end of the last work, host or GPU */
+    uint64_t host_ns;           /* to the end of the last call on the host */
+    uint64_t gpu_idle_ns;
+    uint64_t host[SIM_C_COUNT];
+    sim_result_gpu gpu;
+    uint64_t c[AG_ST_COUNT];    /* the engine's counters */
+    uint64_t engine_calls[4];   /* launches: rested, learning, held, other */
+    uint32_t explain_len;       /* bytes of text that follow */
+} run_result;
+
+/* ---- the engine's hooks under AG_SIM ------------------------------------------------------ */
+
+/* The hold watchdog is no thread here (cache/watchdog.c is not built): the simulator flushes
+ * stale holds itself, at the simulated moment (run_watchdog). */
+void ag_watchdog_kick(void) {}
+
+/* The earliest hold start of any stream that holds, or UINT64_MAX. */
+static void oldest_hold(ag_stream *st, void *arg)
+{
+    uint64_t *t = arg;
+    if (st->kind != AG_SK_DEAD && st->nheld && st->hold_t0 < *t)
+        *t = st->hold_t0;
+}
+
+/* Holds that go stale before `until` are flushed at the moment they do, by the watchdog (off
+ * the application's critical path: its host costs do not delay the application). */
+static void run_watchdog(uint64_t until)
+{
+    if (!ag_engine_started())
+        return;
+    uint64_t max_age = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u;
+    for (int guard = 0; guard < 1000; guard++) {
+        if (!atomic_load(&ag_nholding))
+            return;
+        uint64_t t0 = UINT64_MAX;
+        ag_streams_each(oldest_hold, &t0);
+        if (t0 == UINT64_MAX || t0 + max_age + 1 > until)
+            return;
+        uint64_t saved = sim_H, at = t0 + max_age + 1;
+        if (at < saved)
+            at = saved;
+        sim_H = at;
+        sim_off_critical = 1;
+        ag_flush_stale(at, max_age);
+        sim_off_critical = 0;
+        sim_H = saved;
+        sim_gpu.watchdog_flushes++;
+    }
+}
+
+/* ---- the engine's own time ------------------------------------------------------------------ */
+
+static uint64_t cnt(enum ag_stat s)
+{
+    return ag_tstats ? ag_tstats->c[s] : 0;
+}
+
+/* The cost of one clock read, subtracted per read (--measure-engine): the median of a few
+ * hundred back-to-back pairs. */
+static uint64_t g_clock_ns;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void clock_calibrate(void)
+{
+    uint64_t d[301];
+    for (int i = 0; i < 301; i++) {
+        uint64_t a = sim_real_ns();
+        d[i] = sim_real_ns() - a;
+    }
+    qsort(d, 301, sizeof d[0], cmp_u64);
+    g_clock_ns = d[150];
+}
+
+typedef struct eng_mark {
+    uint64_t held, rested, opaque, captured, replays, replayed, nodes, cpu, drv, ndrv;
+} eng_mark;
+
+static void eng_begin(eng_mark *m)
+{
+    m->held = cnt(AG_ST_HELD);
+    m->rested = cnt(AG_ST_RESTED);
+    m->opaque = cnt(AG_ST_OPAQUE);
+    m->captured = cnt(AG_ST_CAPTURED);
+    m->replays = cnt(AG_ST_GRAPH_LAUNCHES);
+    m->replayed = cnt(AG_ST_REPLAYED);
+    m->nodes = sim_gpu.nodes_built;
+    if (g.measure) {
+        m->drv = sim_drv_real_ns;
+        m->ndrv = sim_drv_real_calls;
+        m->cpu = sim_real_ns();
+    }
+}
+
+/* After an engine call: its own time, from what it did (constants of the cost table) or, with
+ * --measure-engine, measured (CPU time less the simulated driver's). */
+static void eng_end(const eng_mark *m, int launch, uint64_t base, run_result *res)
+{
+    if (!ag_engine_started())
+        return;
+    if (g.measure) {
+        int64_t d = (int64_t)(sim_real_ns() - m->cpu) - (int64_t)(sim_drv_real_ns - m->drv) -
+                    (int64_t)(g_clock_ns * (1 + 2 * (sim_drv_real_calls - m->ndrv)));
+        sim_host_add(SIM_C_ENGINE, d > 0 ? (uint64_t)d : 0);
+        return;
+    }
+    const sim_costs *c = &g_costs;
+    double ns = base;
+    if (launch) {
+        int k = cnt(AG_ST_HELD) > m->held       ? 2
+                : cnt(AG_ST_RESTED) > m->rested ? 0
+                : cnt(AG_ST_OPAQUE) > m->opaque || cnt(AG_ST_CAPTURED) > m->captured ? 3
+                                                                                       : 1;
+        res->engine_calls[k]++;
+        ns = k == 2 ? c->engine.launch_held
+             : k == 0 ? c->engine.launch_rested
+             : k == 3 ? c->engine.launch_other
+                      : c->engine.launch_learning;
+    }
+    ns += c->engine.replay_base * (double)(cnt(AG_ST_GRAPH_LAUNCHES) - m->replays) +
+          c->engine.replay_per_node * (double)(cnt(AG_ST_REPLAYED) - m->replayed) +
+          c->engine.build_per_node * (double)(sim_gpu.nodes_built - m->nodes);
+    sim_host_add(SIM_C_ENGINE, (uint64_t)(ns + 0.5));
+}
+
+/* ---- application events ------------------------------------------------------------------- */
+
+typedef struct app_event {
+    uint64_t h, t;
+    UT_hash_handle hh;
+} app_event;
+static app_event *g_events;
+
+static app_event *app_event_of(uint64_t h)
+{
+    app_event *e;
+    HASH_FIND(hh, g_events, &h, sizeof h, e);
+    if (!e) {
+        if (!(e = calloc(1, sizeof *e)))
+            abort();
+        e->h = h;
+        HASH_ADD(hh, g_events, h, sizeof e->h, e);
+    }
+    return e;
+}
+
+/* ---- replaying the calls ---------------------------------------------------------------------- */
+
+static int starts(const char *s, const char *p)
+{
+    return s && !strncmp(s, p, strlen(p));
+}
+
+/* A blocking call: its own cost, then the host waits for t. */
+static void blocking(uint64_t t)
+{
+    sim_host_add(SIM_C_SYNC, (uint64_t)(g_costs.host.stream_sync_empty + 0.5));
+    sim_host_wait(t);
+}
+
+static void do_launch(const sim_call *c, run_result *res)
+{
+    const ag_tr_launch *L = (const ag_tr_launch *)c->h;
+    const ag_tr_func *f = sim_func_by_id(L->func);
+    int ptsz = ag_entry_ptsz(L->entry);
+    /* the packed parameter block: the hash repeated (equal hashes, equal bytes) */
+    uint8_t block[AG_MAX_PARAM_BYTES + 64];
+    void *params[256];
+    size_t n = L->param_bytes > sizeof block ? sizeof block : L->param_bytes;
+    if (f && (f->flags & AG_TRFN_LAYOUT) && f->param_bytes <= sizeof block && f->param_bytes > n)
+        n = f->param_bytes;
+    for (size_t i = 0; i < sizeof block; i += 8)
+        memcpy(block + i, &L->param_hash, 8);
+    int with_params = f && (f->flags & AG_TRFN_LAYOUT) && f->nparams <= 256;
+    if (with_params)
+        for (uint32_t i = 0; i < f->nparams; i++) {
+            uint32_t off = sim_func_params(f)[i] >> 16, sz = sim_func_params(f)[i] & 0xffff;
+            params[i] = off + sz <= sizeof block ? block + off : block;
+        }
+    CUlaunchAttribute at[32];
+    unsigned nat = 0;
+    for (unsigned id = 1; id < 32; id++) {
+        if (!(L->attrs & (1u << id)))
+            continue;
+        memset(&at[nat], 0, sizeof at[nat]);
+        at[nat].id = (CUlaunchAttributeID)id;
+        if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+            at[nat].value.programmaticStreamSerializationAllowed = L->pdl;
+        else if (id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            at[nat].value.clusterDim.x = L->cluster[0];
+            at[nat].value.clusterDim.y = L->cluster[1];
+            at[nat].value.clusterDim.z = L->cluster[2];
+        }
+        nat++;
+    }
+    CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = L->grid[0];
+    cfg.gridDimY = L->grid[1];
+    cfg.gridDimZ = L->grid[2];
+    cfg.blockDimX = L->block[0];
+    cfg.blockDimY = L->block[1];
+    cfg.blockDimZ = L->block[2];
+    cfg.sharedMemBytes = L->smem;
+    cfg.hStream = (CUstream)(uintptr_t)L->h.stream;
+    cfg.attrs = nat ? at : NULL;
+    cfg.numAttrs = nat;
+    ag_launch l;
+    memset(&l, 0, sizeof l);
+    l.f = (CUfunction)(uintptr_t)(f ? f->handle : 0xF0000000u + L->func);
+    memcpy(l.grid, L->grid, sizeof l.grid);
+    memcpy(l.block, L->block, sizeof l.block);
+    l.smem = L->smem;
+    l.stream = (CUstream)(uintptr_t)L->h.stream;
+    l.entry = L->entry < AG_ENTRY_COUNT ? L->entry : AG_ENTRY_LAUNCH;
+    if (l.entry == AG_ENTRY_EX || l.entry == AG_ENTRY_EX_PTSZ) {
+        l.config = &cfg;
+        l.attrs = cfg.attrs;
+        l.nattrs = nat;
+    }
+    l.params = with_params ? params : NULL;
+    sim_push(L->h.stream, ptsz, c);
+    eng_mark m;
+    eng_begin(&m);
+    ag_launch_kernel(&l);
+    eng_end(&m, 1, 0, res);
+}
+
+static void do_copy(const sim_call *c, run_result *res)
+{
+    const ag_tr_copy *K = (const ag_tr_copy *)c->h;
+    int memset_ = K->op <= AG_CP_MEMSET32;
+    sim_set_mem(K->dst, K->dst_mem);
+    if (!memset_)
+        sim_set_mem(K->src, K->src_mem);
+    static const unsigned elem[3] = { 1, 2, 4 };
+    int entry = K->op < AG_CP_COUNT ? K->op : AG_CP_MEMCPY;
+    ag_copy op = { (uint8_t)entry, K->ptsz, sim_copy_fn(entry, K->ptsz), (CUstream)(uintptr_t)K->h.stream,
+                   K->dst, K->src, K->value,
+                   (size_t)(memset_ ? K->bytes / elem[entry] : K->bytes) };
+    sim_push(K->h.stream, K->ptsz, c);
+    eng_mark m;
+    eng_begin(&m);
+    CUresult r;
+    int took = ag_copy_offer(&op, &r);
+    if (!took)
+        ag_order_stream(op.stream, op.ptsz);
+    eng_end(&m, 0, (uint64_t)(g_costs.engine.copy_offer + 0.5), res);
+    if (!took) /* the wrapper's own call of the real function */
+        sim_copy_call(entry, K->dst, K->src, K->h.stream, K->ptsz);
+}
+
+static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
+{
+    const ag_tr_op *O = (const ag_tr_op *)c->h;
+    const char *name = sim_trace_op_name(t, O);
+    CUstream s = (CUstream)(uintptr_t)O->h.stream;
+    int ptsz = O->ptsz;
+    uint64_t dur = O->h.dur_ns;
+    eng_mark m;
+    eng_begin(&m);
+    int engine = 1;
+    switch (O->cls) {
+    case AG_TRC_STREAM:
+    case AG_TRC_COPY:
+        ag_order_stream(s, ptsz);
+        break;
+    case AG_TRC_STREAM_ATTR:
+        ag_order_stream(s, ptsz);
+        ag_order_stream_attr_done(s, ptsz, CUDA_SUCCESS);
+        break;
+    case AG_TRC_SYNC:
+        ag_order_sync_copy(ptsz);
+        break;
+    case AG_TRC_ALL:
+    case AG_TRC_FREE_ASYNC:
+        ag_copy_forget();
+        ag_order_all_call();
+        break;
+    case AG_TRC_INVALIDATE:
+        ag_funcattr_reset();
+        ag_copy_forget();
+        ag_order_invalidate();
+        break;
+    case AG_TRC_DESTROY:
+        ag_order_stream_destroy(s);
+        break;
+    case AG_TRC_CAPTURE_BEGIN:
+        ag_order_capture_begin(s, ptsz);
+        ag_order_capture_begin_done(s, ptsz, CUDA_SUCCESS);
+        sim_capture(O->h.stream, ptsz, 1);
+        break;
+    case AG_TRC_CAPTURE_END:
+        ag_order_capture_end(s, ptsz);
+        ag_order_capture_end_done(s, ptsz);
+        sim_capture(O->h.stream, ptsz, 0);
+        break;
+    case AG_TRC_INIT:
+        ag_engine_prepare();
+        engine = 0;
+        break;
+    default: /* FUNCATTR (its value is not traced: taken as unchanged), OTHER */
+        engine = 0;
+        break;
+    }
+    if (engine)
+        eng_end(&m, 0, (uint64_t)(g_costs.engine.order_point + 0.5), res);
+    /* the call's own effect on the simulated world */
+    if (starts(name, "cuStreamSynchronize")) {
+        blocking(sim_stream_ready(O->h.stream, ptsz));
+    } else if (starts(name, "cuCtxSynchronize")) {
+        blocking(sim_all_ready());
+    } else if (starts(name, "cuEventSynchronize")) {
+        blocking(app_event_of(O->arg)->t);
+    } else if (starts(name, "cuEventRecord")) {
+        sim_host_add(SIM_C_OPS, dur);
+        app_event_of(O->arg)->t = sim_stream_ready(O->h.stream, ptsz);
+    } else if (starts(name, "cuStreamWaitEvent")) {
+        sim_host_add(SIM_C_OPS, dur);
+        sim_stream_wait_until(O->h.stream, ptsz, app_event_of(O->arg)->t);
+    } else if (O->cls == AG_TRC_SYNC) {
+        /* a synchronous copy or memset: on the default stream, the host waits for it */
+        uint64_t end = sim_stream_run(ptsz ? 0 : 1, ptsz,
+                                      c->has_gpu ? c->gpu_ns
+                                                 : (uint64_t)(g_costs.gpu.memcpy_small_dtoh + 0.5));
+        sim_host_add(SIM_C_SYNC, (uint64_t)(g_costs.host.memcpy_dtoh_async_pageable + 0.5));
+        sim_host_wait(end);
+    } else {
+        /* any other call: its traced host time; GPU work when the trace timed some */
+        uint64_t issue = sim_H;
+        sim_host_add(SIM_C_OPS, dur);
+        if (c->has_gpu && O->h.stream) {
+            uint64_t h = sim_H;
+            sim_H = issue;
+            sim_stream_run(O->h.stream, ptsz, c->gpu_ns);
+            sim_H = h;
+        }
+    }
+}
+
+static size_t g_explain_cap, g_explain_len;
+static char *g_explain;
+
+static void explain_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void explain_add(const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        size_t room = g_explain_cap - g_explain_len;
+        int n = vsnprintf(g_explain ? g_explain + g_explain_len : NULL, g_explain ? room : 0,
+                          fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if ((size_t)n < room) {
+            g_explain_len += (size_t)n;
+            return;
+        }
+        size_t nc = (g_explain_cap + (size_t)n + 1) * 2;
+        char *p = realloc(g_explain, nc);
+        if (!p)
+            return;
+        g_explain = p;
+        g_explain_cap = nc;
+    }
+}
+
+/* The engine's report of its sequences (cache/report.c, through AUTOGRAPH_STATS), as lines. */
+static void explain_sequences(const char *path)
+{
+    int fd = dup(2), nul = open("/dev/null", O_WRONLY);
+    if (nul >= 0) { /* the report's text lines: not ours to print */
+        dup2(nul, 2);
+        close(nul);
+    }
+    ag_report_stats();
+    if (fd >= 0) {
+        dup2(fd, 2);
+        close(fd);
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    unlink(path);
+    json_doc d;
+    if (json_parse(&d, text, n)) {
+        json_free(&d);
+        return;
+    }
+    const json *top = json_get(d.root, "top_sequences");
+    int i = 0;
+    for (const json *s = top ? top->child : NULL; s; s = s->next, i++) {
+        explain_add("  sequence %d: %d launches, status %s, %.0f replays, %.0f eager; host "
+                    "graph/eager %.2f/%.2f us, gpu graph/eager %.2f/%.2f us; %s\n",
+                    i + 1, (int)json_num(json_get(s, "length"), 0),
+                    json_str(json_get(s, "status"), "?"), json_num(json_get(s, "replays"), 0),
+                    json_num(json_get(s, "eager_runs"), 0),
+                    json_num(json_get(s, "host_graph_ns"), 0) / 1e3,
+                    json_num(json_get(s, "host_eager_ns"), 0) / 1e3,
+                    json_num(json_get(s, "gpu_graph_ns"), 0) / 1e3,
+                    json_num(json_get(s, "gpu_eager_ns"), 0) / 1e3,
+                    json_str(json_get(s, "kernels"), ""));
+        const json *r = json_get(s, "reasons");
+        for (const json *w = r ? r->child : NULL; w; w = w->next)
+            if (json_num(w, 0) > 0)
+                explain_add("    broke off / not graphed: %s x%.0f\n", w->key, json_num(w, 0));
+    }
+    if (!i)
+        explain_add("  no sequence became a template\n");
+    const json *ng = json_get(d.root, "not_graphed");
+    for (const json *w = ng ? ng->child : NULL; w; w = w->next)
+        explain_add("  not graphed: %s (%.0f %s)\n", json_str(json_get(w, "reason"), "?"),
+                    json_num(json_get(w, "count"), 0), json_str(json_get(w, "unit"), ""));
+    json_free(&d);
+}
+
+/* Clears every AUTOGRAPH_* variable: a run depends on its arguments only. */
+static void clear_options(void)
+{
+    extern char **environ;
+    for (int again = 1; again;) {
+        again = 0;
+        for (char **e = environ; *e; e++)
+            if (!strncmp(*e, "AUTOGRAPH_", 10)) {
+                char name[256];
+                size_t n = strcspn(*e, "=");
+                if (n >= sizeof name)
+                    continue;
+                memcpy(name, *e, n);
+                name[n] = 0;
+                unsetenv(name);
+                again = 1;
+                break;
+            }
+    }
+}
+
+static void simulate(const sim_trace *t, int engine, run_result *res)
+{
+    clear_options();
+    setenv("AUTOGRAPH_LOG", "error", 1);
+    if (!engine) {
+        setenv("AUTOGRAPH_DISABLE", "1", 1);
+    } else {
+        for (int i = 0; i < g.nopt; i++) {
+            char name[256];
+            const char *eq = strchr(g.opt[i], '=');
+            snprintf(name, sizeof name, "AUTOGRAPH_%.*s", (int)(eq - g.opt[i]), g.opt[i]);
+            setenv(name, eq + 1, 1);
+        }
+    }
+    char stats[64] = "";
+    if (engine && g.explain) {
+        snprintf(stats, sizeof stats, "/tmp/autograph-sim-%ld.json", (long)getpid());
+        setenv("AUTOGRAPH_STATS", stats, 1);
+    }
+    ag_options_set_announce(0);
+    simdrv_init(&g_costs);
+    simdrv_install();
+    sim_measure = g.measure;
+    if (g.measure)
+        clock_calibrate();
+    uint64_t t0 = t->calls[0].h->t_ns;
+    for (size_t i = 1; i < t->ncalls; i++)
+        if (t->calls[i].h->t_ns < t0)
+            t0 = t->calls[i].h->t_ns;
+    sim_H = t0;
+    res->start_ns = t0;
+    ag_engine_prepare(); /* the program's cuInit */
+    size_t d = 0;
+    uint64_t prev_end = t0;
+    for (size_t i = 0; i < t->ncalls; i++) {
+        const sim_call *c = &t->calls[i];
+        for (; d < t->ndecls && t->decls[d].at <= i; d++) {
+            const ag_tr_hdr *h = t->decls[d].h;
+            if (h->type == AG_TR_FUNC)
+                sim_decl_func((const ag_tr_func *)h);
+            else if (h->type == AG_TR_STREAM)
+                sim_decl_stream((const ag_tr_stream *)h);
+        }
+        /* the application's own work since its previous call */
+        uint64_t gap = c->h->t_ns > prev_end ? c->h->t_ns - prev_end : 0;
+        run_watchdog(sim_H + gap);
+        sim_host_add(SIM_C_APP, gap);
+        uint64_t end = c->h->t_ns + c->h->dur_ns;
+        if (end > prev_end)
+            prev_end = end;
+        int ptsz = c->h->type == AG_TR_LAUNCH ? ag_entry_ptsz(((const ag_tr_launch *)c->h)->entry)
+                   : c->h->type == AG_TR_COPY ? ((const ag_tr_copy *)c->h)->ptsz
+                                              : ((const ag_tr_op *)c->h)->ptsz;
+        sim_set_ctx_for(c->h->stream, ptsz);
+        if (c->h->type == AG_TR_LAUNCH)
+            do_launch(c, res);
+        else if (c->h->type == AG_TR_COPY)
+            do_copy(c, res);
+        else
+            do_op(t, c, res);
+    }
+    /* the program exits: the engine's exit handler flushes what is held */
+    if (ag_engine_started())
+        ag_flush_all(AG_ST_FL_EXIT);
+    res->host_ns = sim_H - t0;
+    uint64_t end = sim_H > sim_gpu.end_ns ? sim_H : sim_gpu.end_ns;
+    res->time_ns = end - t0;
+    res->gpu_idle_ns = res->time_ns > sim_gpu.busy_ns ? res->time_ns - sim_gpu.busy_ns : 0;
+    memcpy(res->host, sim_host, sizeof res->host);
+    res->gpu = sim_gpu;
+    ag_stats_sum(res->c);
+    if (*stats)
+        explain_sequences(stats);
+    res->ok = 1;
+}
+
+/* ---- the parent: a child per run ----------------------------------------------------------- */
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *b = p;
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *b = p;
+    while (n) {
+        ssize_t r = read(fd, b, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        b += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int run_child(const sim_trace *t, int engine, run_result *res, char **explain)
+{
+    memset(res, 0, sizeof *res);
+    *explain = NULL;
+    fflush(NULL);
+    int p[2];
+    if (pipe(p))
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(p[0]);
+        run_result r;
+        memset(&r, 0, sizeof r);
+        simulate(t, engine, &r);
+        r.explain_len = (uint32_t)g_explain_len;
+        int bad = write_all(p[1], &r, sizeof r) ||
+                  (g_explain_len && write_all(p[1], g_explain, g_explain_len));
+        _exit(bad ? 3 : 0); /* no exit handlers: the engine's would flush and report */
+    }
+    close(p[1]);
+    int bad = read_all(p[0], res, sizeof *res);
+    if (!bad && res->explain_len) {
+        *explain = calloc(1, res->explain_len + 1);
+        bad = !*explain || read_all(p[0], *explain, res->explain_len);
+    }
+    close(p[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (bad || !WIFEXITED(status) || WEXITSTATUS(status) || !res->ok) {
+        snprintf(res->err, sizeof res->err, "the %s run %s", engine ? "autograph" : "eager",
+                 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "failed");
+        res->ok = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static double us(uint64_t ns)
+{
+    return (double)ns / 1e3;
+}
+
+static uint64_t launches_of(const run_result *r)
+{
+    uint64_t n = 0;
+    for (int i = AG_ST_LAUNCH; i <= AG_ST_COOP_PTSZ; i++)
+        n += r->c[i];
+    return n;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void json_run(FILE *f, const run_result *r)
+{
+    fprintf(f, "{\"time_us\": %.3f, \"host_us\": %.3f, \"gpu_busy_us\": %.3f, "
+               "\"gpu_idle_us\": %.3f, \"gpu_gap_us\": %.3f, \"host_stall_us\": %.3f,\n"
+               "      \"host_us_by\": {",
+            us(r->time_ns), us(r->host_ns), us(r->gpu.busy_ns), us(r->gpu_idle_ns),
+            us(r->gpu.gap_ns), us(r->host[SIM_C_STALL]));
+    for (int i = 0; i < SIM_C_COUNT; i++)
+        fprintf(f, "%s\"%s\": %.3f", i ? ", " : "", sim_cat_names[i], us(r->host[i]));
+    fprintf(f, "},\n      \"launches\": %llu, \"held\": %llu, \"replayed\": %llu, "
+               "\"passed\": %llu, \"flushed_eager\": %llu, \"graphs_built\": %llu, "
+               "\"graph_replays\": %llu, \"templates\": %llu, \"updates_per_node\": %llu, "
+               "\"updates_whole\": %llu, \"watchdog_flushes\": %llu, \"anomalies\": %llu}",
+            (unsigned long long)launches_of(r), (unsigned long long)r->c[AG_ST_HELD],
+            (unsigned long long)r->c[AG_ST_REPLAYED], (unsigned long long)r->c[AG_ST_PASSED],
+            (unsigned long long)r->c[AG_ST_FLUSHED], (unsigned long long)r->c[AG_ST_GRAPH_BUILT],
+            (unsigned long long)r->c[AG_ST_GRAPH_LAUNCHES],
+            (unsigned long long)r->c[AG_ST_SEQ_TEMPLATES],
+            (unsigned long long)r->gpu.updates_node, (unsigned long long)r->gpu.updates_whole,
+            (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies);
+}
+
+/* Where the difference comes from (--explain). */
+static void explain(const run_result *e, const run_result *a, const char *seqs)
+{
+    printf("  host time by cause (eager -> autograph, us; negative: autograph spends less):\n");
+    for (int i = 0; i < SIM_C_COUNT; i++) {
+        if (!e->host[i] && !a->host[i])
+            continue;
+        printf("    %-13s %12.1f -> %12.1f  (%+.1f)\n", sim_cat_names[i], us(e->host[i]),
+               us(a->host[i]), us(a->host[i]) - us(e->host[i]));
+    }
+    printf("    in short: driver launch savings %.1f us; graph launches %.1f us; updates "
+           "%.1f us; build %.1f us; engine's own time %.1f us; host waiting in syncs %+.1f us\n",
+           us(e->host[SIM_C_LAUNCH] + e->host[SIM_C_COPY]) -
+               us(a->host[SIM_C_LAUNCH] + a->host[SIM_C_COPY]),
+           us(a->host[SIM_C_GRAPH_LAUNCH]), us(a->host[SIM_C_UPDATE]), us(a->host[SIM_C_BUILD]),
+           us(a->host[SIM_C_ENGINE]), us(a->host[SIM_C_STALL]) - us(e->host[SIM_C_STALL]));
+    printf("  GPU: busy %.1f -> %.1f us, gaps between work %.1f -> %.1f us (saved %.1f), idle "
+           "%.1f -> %.1f us (%+.1f)\n",
+           us(e->gpu.busy_ns), us(a->gpu.busy_ns), us(e->gpu.gap_ns), us(a->gpu.gap_ns),
+           us(e->gpu.gap_ns) - us(a->gpu.gap_ns), us(e->gpu_idle_ns), us(a->gpu_idle_ns),
+           us(a->gpu_idle_ns) - us(e->gpu_idle_ns));
+    printf("  engine: %llu launches learning, %llu held, %llu rested, %llu other; %llu graphs "
+           "built, %llu replays, %llu hold time-outs (watchdog)\n",
+           (unsigned long long)a->engine_calls[1], (unsigned long long)a->engine_calls[2],
+           (unsigned long long)a->engine_calls[0], (unsigned long long)a->engine_calls[3],
+           (unsigned long long)a->c[AG_ST_GRAPH_BUILT],
+           (unsigned long long)a->c[AG_ST_GRAPH_LAUNCHES],
+           (unsigned long long)a->gpu.watchdog_flushes);
+    if (seqs)
+        fputs(seqs, stdout);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: autograph simulate [--costs FILE] [--json FILE] [--explain] [--opt KEY=VALUE]...\n"
+            "                          [--measure-engine] TRACE...\n"
+            "\n"
+            "Replays AUTOGRAPH_TRACE files (.agt, .agt.gz) through libautograph's engine over a\n"
+            "simulated driver and GPU, eagerly and with the engine on, and predicts both times.\n"
+            "\n"
+            "  --costs FILE       the cost table (default: bench/costs/h100.json if present,\n"
+            "                     else bench/costs/default.json)\n"
+            "  --json FILE        the results as JSON too\n"
+            "  --explain          where the difference comes from, per cause and sequence\n"
+            "  --opt KEY=VALUE    an AUTOGRAPH_KEY option for the autograph run (repeatable)\n"
+            "  --measure-engine   the engine's own time measured on this CPU (wall clock around\n"
+            "                     each engine call, less the simulated driver's) instead of the\n"
+            "                     table's constants: not deterministic, and this CPU's caches\n"
+            "                     are warmer than a real driver leaves them\n");
+}
+
+/* The cost table: next to the executable's tree, then the install directory. */
+static int find_costs(char *out, size_t n)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const char *names[2] = { "h100.json", "default.json" };
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        const char *rel[3] = { "/../bench/costs/", "/../../bench/costs/", "/../share/autograph/costs/" };
+        for (int k = 0; k < 2; k++)
+            for (int r = 0; r < 3; r++) {
+                snprintf(out, n, "%.*s%s%s", (int)(n - 64), exe, rel[r], names[k]);
+                if (!access(out, R_OK))
+                    return 0;
+            }
+    }
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, n, "%s/%s", AG_COSTDIR, names[k]);
+        if (!access(out, R_OK))
+            return 0;
+    }
+    return -1;
+}
+
+/* Addresses the engine hashes (its own copy layouts' addresses are part of copy shapes) are
+ * the same in every run: the simulator re-executes itself once without address
+ * randomisation. */
+static void no_aslr(char **argv)
+{
+    int p = personality(0xffffffff);
+    if (p == -1 || (p & ADDR_NO_RANDOMIZE) || getenv("AUTOGRAPH_SIM_ASLR"))
+        return;
+    if (personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1)
+        return;
+    setenv("AUTOGRAPH_SIM_ASLR", "off", 1);
+    execv("/proc/self/exe", argv);
+}
+
+int main(int argc, char **argv)
+{
+    no_aslr(argv);
+    /* options anywhere (after "--", only traces) */
+    char **traces = calloc((size_t)argc + 1, sizeof *traces);
+    int ntraces = 0, i = 1;
+    if (!traces)
+        return 2;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            while (++i < argc)
+                traces[ntraces++] = argv[i];
+            break;
+        } else if (a[0] != '-' || !a[1]) {
+            traces[ntraces++] = argv[i];
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--costs") && i + 1 < argc) {
+            g.costs = argv[++i];
+        } else if (!strcmp(a, "--json") && i + 1 < argc) {
+            g.json = argv[++i];
+        } else if (!strcmp(a, "--explain")) {
+            g.explain = 1;
+        } else if (!strcmp(a, "--measure-engine")) {
+            g.measure = 1;
+        } else if (!strcmp(a, "--opt") && i + 1 < argc) {
+            const char *kv = argv[++i], *eq = strchr(kv, '=');
+            int id = -1;
+            for (int k = 0; eq && k < AG_OPT_COUNT; k++)
+                if (strlen(ag_opt_table[k].name) == (size_t)(eq - kv) &&
+                    !strncmp(ag_opt_table[k].name, kv, (size_t)(eq - kv)))
+                    id = k;
+            long long num;
+            const char *str;
+            if (id < 0 || ag_opt_parse((ag_opt_id)id, eq + 1, &num, &str)) {
+                fprintf(stderr, "autograph simulate: bad --opt %s (KEY=VALUE, KEY an option "
+                                "of `autograph config` without AUTOGRAPH_)\n", kv);
+                return 2;
+            }
+            if (g.nopt == MAX_OPTS) {
+                fprintf(stderr, "autograph simulate: too many --opt\n");
+                return 2;
+            }
+            g.opt[g.nopt++] = kv;
+        } else {
+            fprintf(stderr, "autograph simulate: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!ntraces) {
+        usage(stderr);
+        return 2;
+    }
+    char path[PATH_MAX], err[512];
+    if (!g.costs) {
+        if (find_costs(path, sizeof path)) {
+            fprintf(stderr, "autograph simulate: no cost table found (bench/costs/default.json); "
+                            "give one with --costs\n");
+            return 2;
+        }
+        g.costs = path;
+    }
+    if (sim_costs_load(g.costs, &g_costs, err, sizeof err)) {
+        fprintf(stderr, "autograph simulate: %s\n", err);
+        return 2;
+    }
+    FILE *jf = NULL;
+    if (g.json) {
+        if (!(jf = fopen(g.json, "w"))) {
+            fprintf(stderr, "autograph simulate: cannot write %s: %s\n", g.json, strerror(errno));
+            return 2;
+        }
+        fprintf(jf, "{\n  \"schema\": \"libautograph-sim/1\",\n  \"costs\": ");
+        json_string(jf, g_costs.path);
+        fprintf(jf, ",\n  \"device\": ");
+        json_string(jf, g_costs.device);
+        fprintf(jf, ",\n  \"options\": [");
+        for (int k = 0; k < g.nopt; k++) {
+            fprintf(jf, "%s", k ? ", " : "");
+            json_string(jf, g.opt[k]);
+        }
+        fprintf(jf, "],\n  \"traces\": [");
+    }
+    int failed = 0, first = 1;
+    for (int k = 0; k < ntraces; k++) {
+        const char *name = traces[k];
+        sim_trace t;
+        if (sim_trace_read(name, &t, err, sizeof err)) {
+            fprintf(stderr, "autograph simulate: %s\n", err);
+            failed = 1;
+            continue;
+        }
+        run_result e, a;
+        char *xe = NULL, *xa = NULL;
+        if (run_child(&t, 0, &e, &xe) || run_child(&t, 1, &a, &xa)) {
+            fprintf(stderr, "autograph simulate: %s: %s\n", name, e.ok ? a.err : e.err);
+            failed = 1;
+            free(xe);
+            free(xa);
+            sim_trace_free(&t);
+            continue;
+        }
+        double ratio = a.time_ns ? (double)e.time_ns / (double)a.time_ns : 0;
+        double cal = t.span_ns ? ((double)e.host_ns - (double)t.span_ns) / (double)t.span_ns : 0;
+        printf("%s: eager %.1f us, autograph %.1f us, ratio %.3fx | gpu idle %.1f / %.1f us, "
+               "host stall %.1f / %.1f us | launches %llu: held %llu, replayed %llu, passed "
+               "%llu; graphs built %llu\n",
+               name, us(e.time_ns), us(a.time_ns), ratio, us(e.gpu_idle_ns),
+               us(a.gpu_idle_ns), us(e.host[SIM_C_STALL]), us(a.host[SIM_C_STALL]),
+               (unsigned long long)launches_of(&a), (unsigned long long)a.c[AG_ST_HELD],
+               (unsigned long long)a.c[AG_ST_REPLAYED], (unsigned long long)a.c[AG_ST_PASSED],
+               (unsigned long long)a.c[AG_ST_GRAPH_BUILT]);
+        printf("  calibration: eager predicted %.1f us on the host vs %.1f us recorded (%+.2f%%)"
+               "%s%s\n",
+               us(e.host_ns), us(t.span_ns), 100 * cal,
+               (t.file->flags & AG_TRF_GPU) ? "" : "; no GPU durations in the trace (tiny_kernel used)",
+               t.dropped ? "; the recorder dropped calls" : "");
+        if (e.gpu.anomalies || a.gpu.anomalies)
+            printf("  warning: %llu / %llu kernels or copies reached the simulated driver with "
+                   "no traced record\n",
+                   (unsigned long long)e.gpu.anomalies, (unsigned long long)a.gpu.anomalies);
+        if (g.explain)
+            explain(&e, &a, xa);
+        if (jf) {
+            fprintf(jf, "%s\n    {\"trace\": ", first ? "" : ",");
+            json_string(jf, name);
+            fprintf(jf, ", \"calls\": %zu, \"gpu_records\": %llu, \"recorded_span_us\": %.3f, "
+                        "\"ratio\": %.6f, \"calibration\": %.6f,\n     \"eager\": ",
+                    t.ncalls, (unsigned long long)t.ngpu, us(t.span_ns), ratio, cal);
+            json_run(jf, &e);
+            fprintf(jf, ",\n     \"autograph\": ");
+            json_run(jf, &a);
+            fprintf(jf, "}");
+            first = 0;
+        }
+        free(xe);
+        free(xa);
+        sim_trace_free(&t);
+    }
+    if (jf) {
+        fprintf(jf, "%s]\n}\n", first ? "" : "\n  ");
+        if (fclose(jf)) {
+            fprintf(stderr, "autograph simulate: cannot write %s\n", g.json);
+            failed = 1;
+        }
+    }
+    free(traces);
+    return failed;
+}

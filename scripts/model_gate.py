@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""The replay model's CI gate (issue 18, item 4): `make test-model`.
+
+Replays every trace of each trace directory (default: bench/traces, the GPU-recorded ones,
+and tests/traces, the synthetic ones) with `autograph simulate --json` and fails when a
+trace's predicted ratio eager/autograph is below FLOOR (0.98), or more than TOLERANCE (3%)
+below its recorded baseline in DIR/baseline.json.
+
+    scripts/model_gate.py [--dir DIR]... [--autograph PATH]
+    scripts/model_gate.py --update-baseline --why "TEXT" [--dir DIR]...
+
+A baseline moves only in a commit that says why: --update-baseline rewrites DIR/baseline.json
+with the current predictions, the current commit and the reason given. A trace without a
+baseline entry fails (run --update-baseline). baseline.json may name the cost table its
+traces are simulated with ("costs", relative to the repository); otherwise the simulator's
+default (bench/costs/h100.json if present, else bench/costs/default.json).
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FLOOR = 0.98
+TOLERANCE = 0.03
+SCHEMA = "libautograph-model-baseline/1"
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_baseline(path):
+    if not os.path.exists(path):
+        return {"schema": SCHEMA, "traces": {}}
+    with open(path) as f:
+        b = json.load(f)
+    if b.get("schema") != SCHEMA or not isinstance(b.get("traces"), dict):
+        raise SystemExit(f"model gate: {path}: not a baseline file (schema {SCHEMA})")
+    return b
+
+
+def simulate(autograph, traces, costs):
+    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+        cmd = [autograph, "simulate", "--json", tmp.name]
+        if costs:
+            cmd += ["--costs", os.path.join(ROOT, costs)]
+        r = subprocess.run(cmd + traces, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        sys.stdout.write(r.stdout)
+        sys.stderr.write(r.stderr)
+        if r.returncode:
+            return None
+        with open(tmp.name) as f:
+            return json.load(f)
+
+
+def git_commit():
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", action="append", help="a trace directory (repeatable)")
+    ap.add_argument("--autograph", default=os.path.join(ROOT, "build", "autograph"))
+    ap.add_argument("--update-baseline", action="store_true")
+    ap.add_argument("--why", help="why the baseline moves (required with --update-baseline)")
+    a = ap.parse_args()
+    if a.update_baseline and not (a.why and a.why.strip()):
+        ap.error("--update-baseline needs --why: a baseline moves only with a reason")
+    dirs = a.dir or [os.path.join(ROOT, "bench", "traces"), os.path.join(ROOT, "tests", "traces")]
+    failed = 0
+    for d in dirs:
+        traces = sorted(glob.glob(os.path.join(d, "*.agt.gz")))
+        if not traces:
+            print(f"model gate: {os.path.relpath(d, ROOT)}: no traces (*.agt.gz)")
+            continue
+        bpath = os.path.join(d, "baseline.json")
+        base = load_baseline(bpath)
+        res = simulate(a.autograph, traces, base.get("costs"))
+        if res is None:
+            print(f"model gate: FAIL: {os.path.relpath(d, ROOT)}: the simulation failed")
+            failed = 1
+            continue
+        got = {os.path.basename(t["trace"]): t for t in res["traces"]}
+        if a.update_baseline:
+            commit = git_commit()
+            for name, t in sorted(got.items()):
+                base["traces"][name] = {"ratio": round(t["ratio"], 4), "commit": commit,
+                                        "why": a.why.strip()}
+            with open(bpath, "w") as f:
+                json.dump(base, f, indent=1, sort_keys=True)
+                f.write("\n")
+            print(f"model gate: {os.path.relpath(bpath, ROOT)} rewritten ({len(got)} traces)")
+            continue
+        for path in traces:
+            name = os.path.basename(path)
+            t = got.get(name)
+            if t is None:
+                print(f"model gate: FAIL: {name}: no result")
+                failed = 1
+                continue
+            ratio = t["ratio"]
+            b = base["traces"].get(name)
+            line = f"{name}: predicted ratio {ratio:.4f}"
+            if b is None:
+                print(f"model gate: FAIL: {line}, no baseline (scripts/model_gate.py "
+                      f"--update-baseline --why ...)")
+                failed = 1
+            elif ratio < FLOOR:
+                print(f"model gate: FAIL: {line} < {FLOOR} (libautograph predicted slower "
+                      f"than eager)")
+                failed = 1
+            elif ratio < b["ratio"] * (1 - TOLERANCE):
+                print(f"model gate: FAIL: {line}, more than {TOLERANCE:.0%} below its baseline "
+                      f"{b['ratio']:.4f} ({b.get('commit', '?')}: {b.get('why', '')})")
+                failed = 1
+            else:
+                print(f"model gate: ok: {line} (baseline {b['ratio']:.4f})")
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())
