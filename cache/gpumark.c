@@ -1,4 +1,5 @@
-/* GPU occurrence marks for cost/benefit trials (see gpumark.h and policy/benefit.h). */
+/* GPU occurrence marks for cost/benefit probes and trials (see gpumark.h and
+ * policy/benefit.h). */
 #include "gpumark.h"
 
 #include <stdlib.h>
@@ -69,6 +70,23 @@ void ag_mark_begin(ag_stream *st, ag_tmpl *T, int graph)
     }
     if (k->open >= 0) /* an occurrence that never ended */
         ag_mark_end(st, NULL, 0);
+    if (k->n && ag_benefit_want_look(&T->ben, graph)) {
+        /* Has the GPU reached the previous occurrence's start (the newest mark, when it is
+         * T's previous occurrence, in the same mode)? Not yet: more than a whole occurrence
+         * is queued ahead of this one (policy/benefit.h). One query, never a wait. */
+        ag_mark *p = slot(k, k->n - 1);
+        if (p->T == T && p->state == M_DONE && p->seq == T->mark_seq && p->graph == graph) {
+            CUresult q = ag_drv.cuEventQuery(p->ev);
+            uint32_t bounds = T->ben.gpu_bounds;
+            if (q == CUDA_SUCCESS || q == CUDA_ERROR_NOT_READY)
+                ag_benefit_behind(&T->ben, graph, q == CUDA_ERROR_NOT_READY);
+            if (T->ben.gpu_bounds != bounds) {
+                ag_tmpl_noted_gpu_bound(T);
+                T->mark_seq++; /* this occurrence is not marked: the chain breaks */
+                return;
+            }
+        }
+    }
     harvest(k);
     if (k->n == AG_MARKS)
         pop(k); /* the GPU is far behind: drop the oldest */

@@ -1,5 +1,7 @@
 /* Occurrence marks on the GPU: timing events at the starts of a sequence's occurrences during
- * its cost/benefit trial, read back (never waited for) once the GPU has passed them. */
+ * its cost/benefit probe and trial, read back (never waited for) once the GPU has passed them.
+ * At a marked start the engine also asks (cuEventQuery) whether the GPU has reached the
+ * previous occurrence's mark yet: whether the GPU is behind (policy/benefit.h). */
 #ifndef AG_GPUMARK_H
 #define AG_GPUMARK_H
 
@@ -27,7 +29,9 @@ typedef struct ag_marks {
 } ag_marks;
 
 /* Marks the start of an occurrence of T on st (before any of its work is issued), when T's
- * trial wants GPU samples. Also reads back what the GPU has passed meanwhile. */
+ * probe or trial wants GPU samples; first looks whether the GPU has reached the previous
+ * occurrence's mark (when the policy wants to know: ag_benefit_want_look). Also reads back
+ * what the GPU has passed meanwhile. */
 void ag_mark_begin(struct ag_stream *st, struct ag_tmpl *T, int graph);
 /* The occurrence under way was one of T (`build`: it built the graph): its mark counts. Any
  * other ending (T is NULL or another template: a broken-off hold, another sequence) voids it

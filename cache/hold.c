@@ -246,6 +246,8 @@ void ag_complete(ag_stream *st)
     ag_tmpl_occurred(T, 1, st->occ_built | built, st->occ_t0);
     if (!T->planned) /* measured now: cut T into pieces */
         ag_tmpl_plan(st, T, held_ns);
+    else if (T->plan_queued != T->ben.queued) /* the GPU is (no longer) busy when holds begin */
+        ag_tmpl_plan(st, T, T->plan_held_ns);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);
@@ -283,7 +285,15 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     else if (!T->prof && reason == AG_ST_FL_COPY)
         T->broken[AG_BREAK_COPY]++;
     ag_issue_held(st);
-    ag_benefit_aborted(&T->ben);
+    if (!T->prof) {
+        uint32_t offs = T->ben.abort_offs;
+        ag_benefit_aborted(&T->ben);
+        if (T->ben.abort_offs != offs) {
+            ag_stat_inc(AG_ST_POLICY_ABORT_OFF);
+            ag_log(AG_LOG_DEBUG, "sequence %016llx: breaks off too often: eager for %u "
+                   "occurrences", (unsigned long long)T->key, T->ben.wait);
+        }
+    }
     ag_mark_end(st, NULL, 0);
     if (pos)
         ag_learn_replayed(&st->learn, pos); /* those launches went out as graphs */

@@ -65,8 +65,11 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T);
 /* Cuts T into pieces from the host's time per held launch (ns) and the launch costs measured in
  * this process; a plan that changes the pieces drops T's graphs. */
 void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns);
-/* An occurrence of T (graph or eager) began at t: told to its policy, a finished trial counted. */
+/* An occurrence of T (graph or eager) began at t: told to its policy, a finished probe or trial
+ * counted. */
 void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t);
+/* T's probe found the GPU the bottleneck (counted, logged). */
+void ag_tmpl_noted_gpu_bound(const ag_tmpl *T);
 /* The templates of st that start with the shape fingerprint first_hash. */
 ag_bucket *ag_bucket_of(ag_stream *st, uint64_t first_hash);
 /* A provisional template held whole becomes a real one, made of the held launches (P is

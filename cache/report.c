@@ -62,7 +62,8 @@ static void collect_locked(ag_stream *st, top_acc *a)
         int broke = T->broken[AG_BREAK_DIVERGE] + T->broken[AG_BREAK_TIMEOUT] +
                     T->broken[AG_BREAK_GRAPH_API] > T->replays;
         r->status = T->ben.state == AG_BEN_ON     ? AG_SEQ_GRAPHED
-                    : T->ben.state == AG_BEN_TRIAL ? AG_SEQ_TRIAL
+                    : T->ben.state == AG_BEN_TRIAL || T->ben.state == AG_BEN_PROBE
+                        ? AG_SEQ_TRIAL
                     : broke                        ? AG_SEQ_OFF_FAILURES
                                                    : AG_SEQ_EAGER_POLICY;
         r->why[AG_WHY_DIVERGENCE] = T->broken[AG_BREAK_DIVERGE];

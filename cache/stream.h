@@ -64,6 +64,8 @@ typedef struct ag_tmpl {
     uint8_t related;                 /* it extends another or another extends it: one piece */
     uint8_t from_profile;
     uint8_t planned;                 /* pieces planned from measured costs (else one piece) */
+    uint8_t plan_queued;             /* the plan saw ben.queued so (GPU busy: one piece) */
+    uint64_t plan_held_ns;           /* the host time per held launch the plan used */
     ag_node *nodes;
     uint32_t npieces;
     uint32_t ends[AG_MAX_PIECES];    /* piece p is nodes [p ? ends[p-1] : 0, ends[p]) */

@@ -68,16 +68,24 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
 }
 
 /* Cuts T into pieces for pipelined replay (policy/pieces.h), from the host's time per launch
- * while T's launches are held and the graph and eager launch costs measured in this process.
- * Until those are known T is one piece; a plan that changes the pieces drops T's graphs. */
+ * while T's launches are held and the graph and eager launch costs measured in this process,
+ * and whether T's graph occurrences find the GPU still busy with earlier work (ben.queued:
+ * then one piece, whatever AUTOGRAPH_PIECE says). Until the costs are known T is one piece; a
+ * plan that changes the pieces drops T's graphs. */
 void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
 {
     uint32_t ends[AG_MAX_PIECES], n = 1;
     ends[0] = T->len;
     ag_piece_costs c = { held_ns, ag_eager_launch_ns(), ag_graph_launch_ns(),
-                         (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000 };
+                         (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000, T->ben.queued };
+    if (c.queued && !T->plan_queued)
+        ag_stat_inc(AG_ST_POLICY_WHOLE);
+    T->plan_queued = T->ben.queued;
+    T->plan_held_ns = held_ns;
     uint32_t fixed = (uint32_t)ag_opt(AG_OPT_PIECE);
-    if (!T->related && fixed) {
+    if (!T->related && fixed && c.queued) {
+        T->planned = 1; /* the GPU is busy with earlier work: pieces would only cost */
+    } else if (!T->related && fixed) {
         for (n = 0; n < AG_MAX_PIECES - 1 && (n + 1) * fixed < T->len; n++)
             ends[n] = (n + 1) * fixed;
         ends[n++] = T->len;
@@ -89,17 +97,32 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
     if (n == T->npieces && !memcmp(ends, T->ends, n * sizeof *ends))
         return;
     ag_tmpl_drop_graph(st, T);
+    ag_benefit_replanned(&T->ben);
     T->npieces = n;
     memcpy(T->ends, ends, n * sizeof *ends);
-    ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held): %u piece%s",
-           (unsigned long long)T->key, T->len, (double)held_ns / 1e3, n, n > 1 ? "s" : "");
+    ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held): %u piece%s%s",
+           (unsigned long long)T->key, T->len, (double)held_ns / 1e3, n, n > 1 ? "s" : "",
+           c.queued ? " (the GPU is busy with earlier work when holds begin)" : "");
+}
+
+void ag_tmpl_noted_gpu_bound(const ag_tmpl *T)
+{
+    ag_stat_inc(AG_ST_POLICY_GPU_BOUND);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: GPU-bound (the GPU is behind the host): eager, "
+           "no graph, probed again after %u occurrences", (unsigned long long)T->key,
+           T->ben.wait);
 }
 
 /* An occurrence of T, told to its policy; a finished trial is counted. */
 void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
 {
     int before = T->ben.state;
+    uint32_t bounds = T->ben.gpu_bounds;
     ag_benefit_occurred(&T->ben, graph, build, t);
+    if (T->ben.gpu_bounds != bounds)
+        ag_tmpl_noted_gpu_bound(T);
+    else if (before == AG_BEN_PROBE && T->ben.state == AG_BEN_TRIAL)
+        ag_stat_inc(AG_ST_POLICY_HOST_BOUND);
     if (before == AG_BEN_TRIAL && T->ben.state != AG_BEN_TRIAL) {
         int on = T->ben.state == AG_BEN_ON;
         ag_stat_inc(on ? AG_ST_POLICY_ON : AG_ST_POLICY_OFF);

@@ -14,16 +14,35 @@
 #define BACKOFF_FIRST 64
 #define BACKOFF_MAX 16384
 #define TRIAL_MAX_OCC 96      /* a trial that cannot collect its samples decides anyway */
+#define PROBE_MAX_OCC 16      /* a probe that cannot look decides anyway (host-bound: a trial) */
+#define GPU_SLOWER_PCT 150    /* a GPU interval this much of the host's: the queue grows */
 #define MAX_ABORTS 4
+#define ABORT_WINDOW 32       /* holds after which the abort and completion counts halve */
+#define ABORT_BACKOFF_FIRST 64
+#define ABORT_BACKOFF_MAX (1u << 20)
 
-static void start_trial(ag_benefit *b)
+/* A new measurement (probe or trial): samples, marks and looks start over. */
+static void start_measure(ag_benefit *b, uint8_t state)
 {
-    b->state = AG_BEN_TRIAL;
+    b->state = state;
     b->nocc = 0;
     b->ng = b->ne = b->ngg = b->nge = 0;
     b->gpu_marked = 0;
+    b->nmarked = 0;
+    b->looks = b->behind = b->glooks = b->gbehind = 0;
     b->trial_id++;
     b->prev_t = 0;
+}
+
+static void start_trial(ag_benefit *b)
+{
+    start_measure(b, AG_BEN_TRIAL);
+}
+
+static void start_probe(ag_benefit *b)
+{
+    start_measure(b, AG_BEN_PROBE);
+    b->probes++;
 }
 
 void ag_benefit_init(ag_benefit *b, int always, uint32_t len)
@@ -33,11 +52,12 @@ void ag_benefit_init(ag_benefit *b, int always, uint32_t len)
     b->margin_pct = len <= 2 ? MARGIN_SHORT_PCT : MARGIN_PCT;
     b->backoff = BACKOFF_FIRST;
     b->recheck = RECHECK_FIRST;
+    b->abort_backoff = ABORT_BACKOFF_FIRST;
     if (always) {
         b->state = AG_BEN_ON;
         b->wait = UINT32_MAX;
     } else
-        start_trial(b);
+        start_probe(b);
 }
 
 int ag_benefit_want_graph(const ag_benefit *b)
@@ -46,6 +66,7 @@ int ag_benefit_want_graph(const ag_benefit *b)
     case AG_BEN_ON:
         return 1;
     case AG_BEN_OFF:
+    case AG_BEN_PROBE:
         return 0;
     default: /* blocks of graph, then eager, ...: the first block builds the graph */
         return (b->nocc / AG_BEN_BLOCK) % 2 == 0;
@@ -114,6 +135,14 @@ static void decide(ag_benefit *b)
               not_worse(b->med_graph, b->med_eager, NOT_WORSE_PCT));
     else
         on = better(b->med_graph, b->med_eager, b->margin_pct);
+    /* graph occurrences found the GPU still busy with earlier ones (or the GPU's interval
+     * between them is clearly longer than the host's: its queue grows): no pieces. Looked
+     * and never found so (a phase change): pieces again. */
+    if (b->gbehind >= AG_BEN_BEHIND ||
+        (gpu && b->gpu_graph * 100 > b->med_graph * GPU_SLOWER_PCT))
+        b->queued = 1;
+    else if (b->glooks >= AG_BEN_BEHIND)
+        b->queued = 0;
     if (on) {
         b->wins++;
         b->state = AG_BEN_ON;
@@ -149,10 +178,68 @@ static int trial_done(const ag_benefit *b)
     return (host && gpu) || clear_loss_so_far(b);
 }
 
+/* The probe found the GPU the bottleneck: eager, probed again after a back-off (a program's
+ * phase can change). */
+static void gpu_bound(ag_benefit *b)
+{
+    b->gpu_bound = 1;
+    b->gpu_bounds++;
+    turn_off(b, 2);
+}
+
+static int probe_done(const ag_benefit *b)
+{
+    return b->looks >= AG_BEN_PROBE_LOOKS || b->nocc >= PROBE_MAX_OCC ||
+           (!b->nmarked && b->nocc >= 2); /* no marks (no timing events here): cannot tell */
+}
+
+/* GPU-bound when the GPU was behind at two looks or its interval is clearly longer than the
+ * host's; otherwise the trial follows. */
+static void probe_decide(ag_benefit *b)
+{
+    if (b->behind >= AG_BEN_BEHIND ||
+        (b->ne >= 2 && b->nge >= 2 &&
+         med_of(b->ge, b->nge) * 100 > med_of(b->se, b->ne) * GPU_SLOWER_PCT)) {
+        gpu_bound(b);
+        return;
+    }
+    b->gpu_bound = 0;
+    start_trial(b);
+}
+
+void ag_benefit_behind(ag_benefit *b, int graph, int behind)
+{
+    if (!ag_benefit_want_look(b, graph))
+        return;
+    if (!graph) {
+        if (b->looks < UINT8_MAX)
+            b->looks++;
+        if (behind && ++b->behind >= AG_BEN_BEHIND)
+            gpu_bound(b); /* at once: every further probe occurrence would add to the queue */
+    } else {
+        if (b->glooks < UINT8_MAX)
+            b->glooks++;
+        if (behind && b->gbehind < UINT8_MAX && ++b->gbehind >= AG_BEN_BEHIND)
+            b->queued = 1;
+    }
+}
+
+void ag_benefit_replanned(ag_benefit *b)
+{
+    if (b->state == AG_BEN_TRIAL)
+        b->ng = b->ngg = 0; /* graph samples of the old cut no longer say anything */
+}
+
 void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
 {
-    b->aborts = 0;
-    if (b->state == AG_BEN_TRIAL && b->prev_t && t > b->prev_t && !b->prev_build) {
+    if (graph && b->completes < UINT8_MAX && ++b->completes + b->aborts >= ABORT_WINDOW) {
+        if (!b->aborts && b->abort_backoff > ABORT_BACKOFF_FIRST)
+            b->abort_backoff /= 2; /* a clean window: breaking off is forgiven, slowly */
+        b->completes /= 2;
+        b->aborts /= 2;
+    }
+    if ((b->state == AG_BEN_TRIAL || b->state == AG_BEN_PROBE) && b->prev_t && t > b->prev_t &&
+        !b->prev_build) {
         uint64_t d = t - b->prev_t;
         if (b->prev_graph && b->ng < AG_BEN_SAMPLES)
             b->sg[b->ng++] = d;
@@ -168,6 +255,10 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
         if (trial_done(b))
             decide(b);
         break;
+    case AG_BEN_PROBE:
+        if (probe_done(b))
+            probe_decide(b);
+        break;
     case AG_BEN_ON:
     case AG_BEN_OFF:
         if (b->nocc < b->wait)
@@ -176,8 +267,10 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
             b->state = AG_BEN_ON;
             b->nocc = 0;
             b->wait = UINT32_MAX;
+        } else if (b->state == AG_BEN_ON) {
+            start_trial(b); /* a winner's re-check */
         } else {
-            start_trial(b);
+            start_probe(b); /* off: is the stream host-bound now? */
         }
         break;
     }
@@ -185,7 +278,8 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
 
 void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint64_t ns)
 {
-    if (b->state != AG_BEN_TRIAL || trial_id != b->trial_id || build || !ns)
+    if ((b->state != AG_BEN_TRIAL && (b->state != AG_BEN_PROBE || graph)) ||
+        trial_id != b->trial_id || build || !ns)
         return;
     if (graph && b->ngg < AG_BEN_SAMPLES)
         b->gg[b->ngg++] = ns;
@@ -196,9 +290,20 @@ void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint
 void ag_benefit_aborted(ag_benefit *b)
 {
     b->prev_t = 0;
-    if (++b->aborts >= MAX_ABORTS && !b->always) {
-        b->aborts = 0;
-        turn_off(b, 2);
+    if (b->always)
+        return;
+    if (b->aborts < UINT8_MAX)
+        b->aborts++;
+    if (b->aborts >= MAX_ABORTS && b->aborts > b->completes) {
+        /* off for a back-off that doubles each time: a sequence that keeps breaking off pays
+         * O(log n) aborted holds over n occurrences */
+        b->state = AG_BEN_OFF;
+        b->nocc = 0;
+        b->wait = b->abort_backoff;
+        b->abort_backoff =
+            b->abort_backoff >= ABORT_BACKOFF_MAX / 2 ? ABORT_BACKOFF_MAX : b->abort_backoff * 2;
+        b->aborts = b->completes = 0;
+        b->abort_offs++;
     }
 }
 

@@ -9,7 +9,22 @@
  * graphs stay on only if one measure wins by a clear margin and the other is not worse. The
  * decision is re-checked now and then: rarely while graphs win, with a growing back-off while
  * they lose. Sequences that keep breaking off mid-way (divergence, hold timeouts) are turned
- * off too.
+ * off too, for a back-off that doubles each time (a sequence that keeps diverging costs
+ * O(log n) holds over n occurrences, not O(n)).
+ *
+ * Before any trial, a *probe* of a few eager occurrences asks whether graphs could help at all.
+ * Graphs only save host time; a stream whose GPU is the bottleneck (the host runs ahead and
+ * the queue grows) cannot gain from them, while a trial there costs graph builds and
+ * occurrences run as graphs, which can be slower on the GPU. So the engine marks eager
+ * occurrences on the GPU (cheap: no hold) and looks, when the next occurrence starts on the
+ * host, whether the GPU has reached the previous occurrence's start yet (the queue is more
+ * than a whole occurrence deep when it has not); it also compares the GPU's start-to-start
+ * interval with the host's. The GPU behind twice, or a GPU interval clearly longer than the
+ * host's: "GPU-bound", the sequence stays eager (no graph is built, no trial is spent) and is
+ * probed again after a back-off. Otherwise the trial follows. During a trial, the same look
+ * at the start of graph occurrences says whether the GPU still has earlier work queued when a
+ * hold begins (`queued`): then holding delays nothing on the GPU, and cutting the graph into
+ * pieces (policy/pieces.h) would only add graph launches, so the sequence goes as one graph.
  *
  * Pure logic on timestamps: no clocks, no CUDA. */
 #ifndef AG_BENEFIT_H
@@ -21,7 +36,11 @@
 #define AG_BEN_GPU_SAMPLES 4 /* GPU samples of each mode a trial waits for, when marked */
 #define AG_BEN_BLOCK 4       /* occurrences per block of one mode in a trial */
 
-enum ag_ben_state { AG_BEN_TRIAL, AG_BEN_ON, AG_BEN_OFF };
+#define AG_BEN_PROBE_LOOKS 4 /* looks a probe wants before it calls a stream host-bound */
+#define AG_BEN_BEHIND 2      /* looks that find the GPU behind: GPU-bound (or, in a trial's
+                              * graph occurrences: work queued ahead of the hold) */
+
+enum ag_ben_state { AG_BEN_TRIAL, AG_BEN_ON, AG_BEN_OFF, AG_BEN_PROBE };
 
 typedef struct ag_benefit {
     uint8_t state;
@@ -30,9 +49,17 @@ typedef struct ag_benefit {
     uint8_t prev_build;      /* the previous occurrence built the graph: not a fair sample */
     uint8_t ng, ne;          /* host samples taken in this trial */
     uint8_t ngg, nge;        /* GPU samples taken in this trial */
-    uint8_t aborts;          /* occurrences broken off in a row */
+    uint8_t aborts;          /* holds broken off (decayed with `completes`: see aborted) */
+    uint8_t completes;       /* holds completed as a graph (decayed) */
     uint8_t margin_pct;      /* by how much graphs must win (more for very short sequences) */
     uint8_t gpu_marked;      /* the engine marks occurrences on the GPU in this trial */
+    uint8_t looks, behind;   /* probe: occurrence starts at which the engine looked whether
+                              * the GPU had reached the previous one's start; of them, not */
+    uint8_t glooks, gbehind; /* trial: the same at graph occurrences (after a graph one) */
+    uint8_t gpu_bound;       /* the last probe found the GPU the bottleneck */
+    uint8_t queued;          /* graph occurrences find earlier work still queued on the GPU:
+                              * no pieces (the engine's plan reads it) */
+    uint16_t nmarked;        /* occurrences marked in this probe or trial */
     uint32_t trial_id;       /* GPU samples carry the id of the trial they were marked in */
     uint32_t nocc;           /* occurrences since the state began */
     uint32_t wait;           /* occurrences before the next trial */
@@ -44,7 +71,9 @@ typedef struct ag_benefit {
     uint64_t gg[AG_BEN_SAMPLES], ge[AG_BEN_SAMPLES];
     /* medians of the last finished trial (for stats); GPU ones 0 when not measured */
     uint64_t med_graph, med_eager, gpu_graph, gpu_eager;
+    uint32_t abort_backoff;  /* wait after the next turn-off for breaking off: doubles */
     uint32_t trials, wins;
+    uint32_t probes, gpu_bounds, abort_offs; /* for stats */
 } ag_benefit;
 
 /* `len`: the sequence's length (sequences of one or two launches must win by more). */
@@ -53,10 +82,13 @@ void ag_benefit_init(ag_benefit *b, int always, uint32_t len);
 /* Whether the next occurrence should be replayed as a graph. Asking changes nothing. */
 int ag_benefit_want_graph(const ag_benefit *b);
 
-/* Whether the engine should mark the next occurrence's start on the GPU (during trials). */
+/* Whether the engine should mark the next occurrence's start on the GPU (during probes and
+ * trials). Bounded by the occurrences that completed: starts that keep breaking off (an
+ * irregular stream) do not each pay for a mark. */
 static inline int ag_benefit_want_gpu_mark(const ag_benefit *b)
 {
-    return b->state == AG_BEN_TRIAL && !b->always;
+    return (b->state == AG_BEN_TRIAL || b->state == AG_BEN_PROBE) && !b->always &&
+           b->nmarked < 2 * b->nocc + 8;
 }
 
 /* The engine marked an occurrence on the GPU: the trial waits for GPU samples (up to its
@@ -64,7 +96,27 @@ static inline int ag_benefit_want_gpu_mark(const ag_benefit *b)
 static inline void ag_benefit_marked(ag_benefit *b)
 {
     b->gpu_marked = 1;
+    if (b->nmarked < UINT16_MAX)
+        b->nmarked++;
 }
+
+/* Whether the engine should look, as an occurrence in mode `graph` starts, whether the GPU
+ * has reached the previous occurrence's start (ag_benefit_behind): eager ones in a probe,
+ * graph ones in a trial. */
+static inline int ag_benefit_want_look(const ag_benefit *b, int graph)
+{
+    return !b->always && (graph ? b->state == AG_BEN_TRIAL : b->state == AG_BEN_PROBE);
+}
+
+/* The engine looked as an occurrence in mode `graph` began: `behind`, the GPU had not yet
+ * reached the start of the previous occurrence (of the same mode). In a probe, twice behind
+ * ends the probe: GPU-bound, eager for a back-off. In a trial's graph occurrences, twice
+ * behind sets `queued` (one piece). */
+void ag_benefit_behind(ag_benefit *b, int graph, int behind);
+
+/* The engine cut the sequence into other pieces (its graphs are rebuilt): a trial's graph
+ * samples start over. */
+void ag_benefit_replanned(ag_benefit *b);
 
 /* An occurrence began at time t (ns) in the given mode; `build`: its graph was built now. */
 void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t);
@@ -74,8 +126,10 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t);
  * graph, are ignored. */
 void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint64_t ns);
 
-/* An occurrence that began was broken off (divergence, ordering point, timeout): no
- * interval can be measured across it; too many in a row turn graphs off for a while. */
+/* A hold that began was broken off (divergence, ordering point, timeout): no interval can be
+ * measured across it. Four or more, and more than the holds that completed (both decay by
+ * half every 32), turn graphs off for a back-off that doubles each time (and halves after 32
+ * holds with no break). */
 void ag_benefit_aborted(ag_benefit *b);
 
 /* Graphs won for this sequence before (a profile said so): on without a trial, re-checked

@@ -7,7 +7,7 @@
 uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES])
 {
     ends[0] = len;
-    if (len < 2 || !c->eager_ns || !c->graph_ns)
+    if (len < 2 || !c->eager_ns || !c->graph_ns || c->queued)
         return 1;
     uint64_t held = c->held_ns ? c->held_ns : 1;
     if ((uint64_t)len * held < SPAN_GRAPHS * c->graph_ns)

@@ -8,7 +8,10 @@
  * launch allows: that launch may cost at most a quarter of the eager launches it replaces.
  * A sequence the host issues in less than a few graph launches' time is one piece: cutting
  * it would cost more than the GPU could start early. No piece is held for longer than half of
- * MAX_HOLD_US.
+ * MAX_HOLD_US. Pieces are only for a GPU that would otherwise wait for the host: where it is
+ * still busy with earlier work when a hold begins (`queued`: a loop whose host runs ahead),
+ * holding delays nothing on it, and each extra piece only adds a graph launch (its host cost
+ * and the GPU's gap between graphs), so the sequence is one piece.
  *
  * Pure arithmetic on measured costs: no clocks, no CUDA. */
 #ifndef AG_PIECES_H
@@ -24,6 +27,8 @@ typedef struct ag_piece_costs {
     uint64_t eager_ns;    /* the driver's time for one eager launch (measured) */
     uint64_t graph_ns;    /* the host's time for one graph launch (measured) */
     uint64_t max_hold_ns; /* AUTOGRAPH_MAX_HOLD_US */
+    int queued;           /* the GPU is still busy with earlier work when a hold begins
+                           * (measured: policy/benefit.h): one piece */
 } ag_piece_costs;
 
 /* Fills ends[0..n) with the pieces' ends (increasing; ends[n-1] == len) and returns n

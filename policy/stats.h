@@ -58,7 +58,15 @@
     X(UNG_DENIED, "ungraphable.denied_name", "... name refused by AUTOGRAPH_ALLOW / DENY")   \
     X(UNG_LAYOUT, "ungraphable.unknown_layout", "... the driver could not describe the "     \
                                                 "parameters")                                  \
-    X(FL_COPY, "flushes.copy", "of flushes.ordering_point: by a copy or memset")
+    X(FL_COPY, "flushes.copy", "of flushes.ordering_point: by a copy or memset")              \
+    X(POLICY_HOST_BOUND, "policy.host_bound", "probes that found the host the bottleneck: "  \
+                                              "a trial follows")                               \
+    X(POLICY_GPU_BOUND, "policy.gpu_bound", "probes that found the GPU behind the host: "    \
+                                            "eager, no graph built, probed again later")       \
+    X(POLICY_WHOLE, "policy.whole_graph", "sequences planned as one piece because the GPU "  \
+                                          "was busy with earlier work when holds began")       \
+    X(POLICY_ABORT_OFF, "policy.abort_backoffs", "sequences turned off for breaking off "    \
+                                                 "too often (the back-off doubles each time)")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,

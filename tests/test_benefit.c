@@ -2,7 +2,19 @@
 #include "policy/benefit.h"
 #include "check.h"
 
+#include <stdio.h>
 #include <string.h>
+
+/* A probe in which the engine could not mark (no timing events): two eager occurrences, then
+ * the trial. */
+static void skip_probe(ag_benefit *b)
+{
+    CHECK_EQ(b->state, AG_BEN_PROBE);
+    CHECK(!ag_benefit_want_graph(b));
+    ag_benefit_occurred(b, 0, 0, 0);
+    ag_benefit_occurred(b, 0, 0, 0);
+    CHECK_EQ(b->state, AG_BEN_TRIAL);
+}
 
 /* Runs n occurrences where each occurrence's interval is g (graph) or e (eager) ns. */
 static void run(ag_benefit *b, int n, uint64_t g, uint64_t e, uint64_t *t, int *graphs)
@@ -19,6 +31,7 @@ static void test_graph_wins(void)
 {
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     CHECK(ag_benefit_want_graph(&b)); /* a trial starts with the graph */
     uint64_t t = 1000;
     int graphs = 0;
@@ -47,6 +60,7 @@ static void test_eager_wins(void)
 {
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     uint64_t t = 1000;
     int graphs = 0;
     /* compute-bound: the same either way -> eager (graphs must win by a margin) */
@@ -65,6 +79,7 @@ static void test_aborts_and_failures(void)
 {
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     for (int i = 0; i < 4; i++)
         ag_benefit_aborted(&b);
     CHECK_EQ(b.state, AG_BEN_OFF);
@@ -88,6 +103,7 @@ static void test_build_sample_excluded(void)
     /* The first graph occurrence includes instantiation: a huge interval that must not count. */
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     uint64_t t = 0;
     int graphs = 0;
     for (int i = 0; i < 40; i++) {
@@ -135,6 +151,7 @@ static void test_gpu_bound_async(void)
      * runs the graph slower: eager must win, and the samples arrive late. */
     ag_benefit b;
     ag_benefit_init(&b, 0, 2);
+    skip_probe(&b);
     uint64_t t = 1;
     both_t m = { 10000, 30000, 48000, 40000, 6 };
     run_both(&b, 40, &m, &t);
@@ -150,6 +167,7 @@ static void test_gpu_waits_for_samples(void)
     /* Host samples are complete long before the late GPU ones: the trial must wait. */
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     uint64_t t = 1;
     both_t m = { 10000, 30000, 40500, 40000, 12 };
     run_both(&b, 20, &m, &t);
@@ -167,6 +185,7 @@ static void test_gpu_wins_host_equal(void)
     /* A full queue makes the host wait for the GPU; graphs make the GPU faster. */
     ag_benefit b;
     ag_benefit_init(&b, 0, 16);
+    skip_probe(&b);
     uint64_t t = 1;
     both_t m = { 40000, 40000, 30000, 40000, 0 };
     run_both(&b, 40, &m, &t);
@@ -177,13 +196,15 @@ static void test_stale_gpu_samples(void)
 {
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     uint32_t old = b.trial_id;
     ag_benefit_aborted(&b);
     for (int i = 0; i < 3; i++)
         ag_benefit_aborted(&b); /* off */
     uint64_t t = 1;
     for (int i = 0; i < 64; i++)
-        ag_benefit_occurred(&b, 0, 0, t += 1000); /* back-off over: a new trial */
+        ag_benefit_occurred(&b, 0, 0, t += 1000); /* back-off over: a probe, then a trial */
+    skip_probe(&b);
     CHECK_EQ(b.state, AG_BEN_TRIAL);
     CHECK(b.trial_id != old);
     ag_benefit_gpu(&b, old, 1, 0, 5000);
@@ -200,9 +221,11 @@ static void test_short_sequences(void)
     int graphs = 0;
     ag_benefit b;
     ag_benefit_init(&b, 0, 2);
+    skip_probe(&b);
     run(&b, 40, 96000, 100000, &t, &graphs);
     CHECK_EQ(b.state, AG_BEN_OFF);
     ag_benefit_init(&b, 0, 3);
+    skip_probe(&b);
     run(&b, 40, 96000, 100000, &t, &graphs);
     CHECK_EQ(b.state, AG_BEN_ON);
 }
@@ -211,6 +234,7 @@ static void test_clear_loss_ends_early(void)
 {
     ag_benefit b;
     ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
     uint64_t t = 1;
     int graphs = 0, n = 0;
     while (b.state == AG_BEN_TRIAL && n < 100) {
@@ -222,8 +246,242 @@ static void test_clear_loss_ends_early(void)
     CHECK_EQ(b.backoff, 256);
 }
 
+/* One probe occurrence as the engine runs it: marked (when wanted), looked at (`behind`: the
+ * GPU had not reached the previous occurrence's start), told. The GPU's interval of the
+ * previous occurrence arrives now. Returns whether a graph was wanted (never, in a probe). */
+static int probe_occ(ag_benefit *b, uint64_t *t, uint64_t host, uint64_t gpu, int behind,
+                     int *first)
+{
+    int want = ag_benefit_want_graph(b);
+    if (ag_benefit_want_gpu_mark(b)) {
+        if (!*first)
+            ag_benefit_behind(b, 0, behind);
+        if (ag_benefit_want_gpu_mark(b)) /* a GPU-bound verdict ends the marks at once */
+            ag_benefit_marked(b);
+        if (!*first && gpu)
+            ag_benefit_gpu(b, b->trial_id, 0, 0, gpu);
+        *first = 0;
+    }
+    ag_benefit_occurred(b, want, 0, *t);
+    *t += host;
+    return want;
+}
+
+static void test_probe_gpu_bound(void)
+{
+    /* 30 sgemm on one stream, no sync: the host runs ahead; the GPU has not reached the
+     * previous occurrence's start when the next begins. Decided at the second look: eager,
+     * no graph ever wanted, probed again after a back-off that grows. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 2);
+    CHECK_EQ(b.state, AG_BEN_PROBE);
+    uint64_t t = 1;
+    int first = 1, graphs = 0, n = 0;
+    ag_benefit_occurred(&b, 0, 0, t); /* the occurrence that made the template: not marked */
+    t += 18000;
+    while (b.state == AG_BEN_PROBE && n < 20) {
+        graphs += probe_occ(&b, &t, 18000, 0, 1, &first);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(n, 3); /* marked, looked (behind), looked (behind): decided */
+    CHECK_EQ(b.gpu_bounds, 1);
+    CHECK(b.gpu_bound);
+    CHECK_EQ(b.trials, 0);
+    CHECK_EQ(b.wait, 64);
+    n = 0;
+    while (b.state == AG_BEN_OFF) {
+        graphs += probe_occ(&b, &t, 18000, 0, 1, &first);
+        n++;
+    }
+    CHECK_EQ(n, 63); /* the occurrence under way when it was decided counts */
+    CHECK_EQ(b.state, AG_BEN_PROBE); /* probed again, not tried */
+    first = 1;
+    for (int i = 0; i < 3; i++)
+        graphs += probe_occ(&b, &t, 18000, 0, 1, &first);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(b.wait, 128);
+    CHECK_EQ(b.gpu_bounds, 2);
+    CHECK_EQ(graphs, 0);
+    /* the phase changes: the GPU keeps up now (the host waits for it); after the back-off
+     * the probe finds it host-bound and a trial follows */
+    while (b.state == AG_BEN_OFF)
+        probe_occ(&b, &t, 50000, 0, 0, &first);
+    CHECK_EQ(b.state, AG_BEN_PROBE);
+    first = 1;
+    n = 0;
+    while (b.state == AG_BEN_PROBE && n < 20) {
+        probe_occ(&b, &t, 50000, 50000, 0, &first);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    CHECK_EQ(n, 1 + AG_BEN_PROBE_LOOKS);
+    CHECK(!b.gpu_bound);
+    CHECK(ag_benefit_want_graph(&b));
+}
+
+static void test_probe_gpu_slower(void)
+{
+    /* Never seen behind (the GPU catches up at each look), but its start-to-start interval is
+     * three times the host's: the queue grows. GPU-bound at the probe's end. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    uint64_t t = 1;
+    int first = 1, n = 0;
+    while (b.state == AG_BEN_PROBE && n < 20) {
+        probe_occ(&b, &t, 20000, 60000, 0, &first);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(b.gpu_bounds, 1);
+    /* the same intervals on both sides: host-bound, a trial */
+    ag_benefit_init(&b, 0, 8);
+    first = 1;
+    n = 0;
+    while (b.state == AG_BEN_PROBE && n < 20) {
+        probe_occ(&b, &t, 20000, 21000, 0, &first);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    CHECK_EQ(b.gpu_bounds, 0);
+}
+
+static void test_probe_one_behind_is_noise(void)
+{
+    /* one look behind out of four: host-bound */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    uint64_t t = 1;
+    int first = 1;
+    probe_occ(&b, &t, 20000, 0, 0, &first);
+    probe_occ(&b, &t, 20000, 0, 1, &first);
+    for (int i = 0; i < 3; i++)
+        probe_occ(&b, &t, 20000, 0, 0, &first);
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+}
+
+static void test_probe_marks_bounded(void)
+{
+    /* starts that never complete (an irregular stream) do not each get a mark */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    int marks = 0;
+    for (int i = 0; i < 1000; i++)
+        if (ag_benefit_want_gpu_mark(&b)) {
+            ag_benefit_marked(&b);
+            marks++;
+        }
+    CHECK_EQ(marks, 8);
+}
+
+static void test_queued_one_piece(void)
+{
+    /* P3: graph occurrences find the GPU still behind when the next begins (the host runs far
+     * ahead): `queued`, at the second look. A later trial that looks and never finds the GPU
+     * behind clears it. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 64);
+    skip_probe(&b);
+    CHECK(ag_benefit_want_look(&b, 1));
+    CHECK(!ag_benefit_want_look(&b, 0)); /* eager occurrences of a trial: no looks */
+    ag_benefit_behind(&b, 1, 1);
+    CHECK(!b.queued);
+    ag_benefit_behind(&b, 1, 1);
+    CHECK(b.queued);
+    uint64_t t = 1;
+    int graphs = 0;
+    run(&b, 40, 30000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(b.queued); /* kept by the decision */
+    while (b.state == AG_BEN_ON)
+        run(&b, 1, 30000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_TRIAL); /* the re-check */
+    ag_benefit_behind(&b, 1, 0);
+    ag_benefit_behind(&b, 1, 0);
+    run(&b, 40, 30000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(!b.queued);
+    /* the GPU's interval between graph occurrences 1.6x the host's: queued */
+    ag_benefit_init(&b, 0, 16);
+    skip_probe(&b);
+    both_t m = { 10000, 40000, 16000, 40000, 2 };
+    run_both(&b, 60, &m, &t);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(b.queued);
+    /* the P1 case: the GPU keeps up (intervals equal, never behind): pieces stay */
+    ag_benefit_init(&b, 0, 16);
+    skip_probe(&b);
+    both_t m1 = { 30000, 100000, 30000, 100000, 0 };
+    ag_benefit_behind(&b, 1, 0);
+    ag_benefit_behind(&b, 1, 0);
+    run_both(&b, 60, &m1, &t);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(!b.queued);
+}
+
+/* A sequence that completes one time in `every` and breaks off the others: `n` times the
+ * program starts it; returns the holds (graph occurrences and broken-off holds). */
+static long diverging(ag_benefit *b, long n, int every)
+{
+    long holds = 0;
+    uint64_t t = 1;
+    for (long i = 0; i < n; i++) {
+        int completes = i % every == 0;
+        if (ag_benefit_want_graph(b)) {
+            holds++;
+            if (completes)
+                ag_benefit_occurred(b, 1, 0, t);
+            else
+                ag_benefit_aborted(b);
+        } else if (completes) {
+            ag_benefit_occurred(b, 0, 0, t); /* an eager occurrence, seen by the learner */
+        } /* else: it diverged eagerly; nothing tells the policy */
+        t += 1000;
+    }
+    return holds;
+}
+
+static void test_divergence_backs_off(void)
+{
+    /* three of four starts break off: the old rule (four aborts *in a row*) never turned it
+     * off, so every start was a hold that went out late. Now O(log n) holds. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    long h1 = diverging(&b, 10000, 4);
+    CHECK(b.abort_offs >= 2);
+    ag_benefit_init(&b, 0, 8);
+    long h2 = diverging(&b, 1000000, 4);
+    printf("diverging: %ld holds over 10^4 starts, %ld over 10^6\n", h1, h2);
+    CHECK(h1 < 200);
+    CHECK(h2 < 100); /* 100 times the starts: a few back-offs more (log), not 100x the holds */
+    CHECK(b.abort_backoff > 4096);
+    /* a sequence that rarely breaks off stays on */
+    ag_benefit_init(&b, 1, 8);
+    ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
+    uint64_t t = 1;
+    int graphs = 0;
+    run(&b, 40, 30000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    for (int i = 0; i < 2000 && b.state == AG_BEN_ON; i++) {
+        if (i % 10 == 0)
+            ag_benefit_aborted(&b);
+        else
+            ag_benefit_occurred(&b, 1, 0, t += 30000);
+        if (b.state == AG_BEN_TRIAL) /* a re-check: graphs keep winning */
+            run(&b, 40, 30000, 100000, &t, &graphs);
+    }
+    CHECK_EQ(b.abort_offs, 0);
+}
+
 int main(void)
 {
+    test_probe_gpu_bound();
+    test_probe_gpu_slower();
+    test_probe_one_behind_is_noise();
+    test_probe_marks_bounded();
+    test_queued_one_piece();
+    test_divergence_backs_off();
     test_gpu_bound_async();
     test_gpu_waits_for_samples();
     test_gpu_wins_host_equal();

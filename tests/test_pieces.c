@@ -2,10 +2,12 @@
 #include "policy/pieces.h"
 #include "check.h"
 
+static int g_queued; /* the GPU is busy with earlier work when holds begin */
+
 static uint32_t plan(uint32_t len, uint64_t held, uint64_t eager, uint64_t graph, uint64_t hold,
                      uint32_t *ends)
 {
-    ag_piece_costs c = { held, eager, graph, hold };
+    ag_piece_costs c = { held, eager, graph, hold, g_queued };
     uint32_t n = ag_pieces_plan(len, &c, ends);
     CHECK(n >= 1 && n <= AG_MAX_PIECES);
     CHECK_EQ(ends[n - 1], len);
@@ -68,8 +70,26 @@ static void test_unknown_costs(void)
     CHECK_EQ(e[0], 5);
 }
 
+static void test_queued_one_piece(void)
+{
+    /* P3: 64 tiny launches per iteration, a sync every 100 iterations. Its creation-time plan
+     * (the eager host time per launch, 1.65 us, taken for the program's own) cuts pieces; but
+     * the host runs far ahead of the GPU, which is still busy with earlier iterations when a
+     * hold begins: one piece. */
+    uint32_t e[AG_MAX_PIECES];
+    CHECK(plan(64, 1650, 2850, 2500, 2000000, e) > 1);
+    g_queued = 1;
+    CHECK_EQ(plan(64, 1650, 2850, 2500, 2000000, e), 1);
+    CHECK_EQ(plan(46, 13200, 2800, 2500, 2000000, e), 1);
+    g_queued = 0;
+    /* P1 and a framework loop, the GPU waiting for the host: pieces as before */
+    CHECK(plan(64, 1650, 2850, 2500, 2000000, e) > 1);
+    CHECK_EQ(plan(46, 13200, 2800, 2500, 2000000, e), 4);
+}
+
 int main(void)
 {
+    test_queued_one_piece();
     test_fast_host_one_piece();
     test_python_host_pipelined();
     test_max_hold_caps_pieces();

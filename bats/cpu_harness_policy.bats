@@ -1,0 +1,110 @@
+#!/usr/bin/env bats
+# The measured policy on the CPU harness (tests/harness/queue.c): graphs are tried only where
+# the host is the bottleneck, pieces only where the GPU would wait, and sequences that keep
+# breaking off back off exponentially (policy/benefit.h). The fake GPU is made slow by a gate
+# kernel that the host opens later, never by time, so what the engine sees does not depend on
+# the machine's load. The default policy (no AUTOGRAPH_BENEFIT=always). Build first: make lib
+# harness.
+
+load harness
+
+setup_file() { harness_require queue; }
+setup() { harness_setup; }
+
+# measured [VAR=VALUE...] PROGRAM [ARGS...]: the default policy, templates after 2 sightings,
+# holds released by ordering points only, statistics at exit.
+measured() {
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+}
+
+@test "fake driver: every queue scenario passes without libautograph" {
+    local m
+    for m in "gpubound 50" "hostbound 50" "phase 20 20" "p3 20 10" "p1 20 10" "diverge 50"; do
+        run timeout 60 "$H/queue" $m
+        assert_success
+        assert_output --partial "PASS queue ${m%% *}"
+    done
+}
+
+@test "policy: a GPU-bound stream (the host runs ahead of a queue) stays eager: no graph built, nothing held" {
+    # a timed region of {A, B, event record} with the GPU behind the host throughout
+    measured "$H/queue" gpubound 300
+    assert_success
+    assert_output --partial "PASS queue gpubound"
+    assert_equal "$(stat sequences.templates)" 1
+    assert_equal "$(stat graphs.built)" 0
+    assert_equal "$(stat launches.held)" 0
+    assert_equal "$(stat policy.graph_wins)" 0
+    assert_equal "$(stat policy.eager_wins)" 0
+    assert_equal "$(stat policy.host_bound)" 0
+    # probed after 2, 64 + 128 more occurrences (the back-off grows): 3 probes in 300
+    assert_equal "$(stat policy.gpu_bound)" 3
+}
+
+@test "policy: a host-bound stream (a sync every iteration) is tried as graphs" {
+    measured "$H/queue" hostbound 300
+    assert_success
+    assert_output --partial "PASS queue hostbound"
+    assert_equal "$(stat policy.gpu_bound)" 0
+    at_least policy.host_bound 1
+    at_least graphs.built 1
+    at_least launches.replayed 2
+    no_failures
+}
+
+@test "policy: a GPU-bound phase, then a host-bound one: probed again after the back-off, then tried" {
+    measured "$H/queue" phase 100 300
+    assert_success
+    assert_output --partial "PASS queue phase"
+    at_least policy.gpu_bound 1
+    at_least policy.host_bound 1
+    at_least graphs.built 1
+    no_failures
+}
+
+# replayed occurrences of the 16-launch sequence of queue p3 / p1
+p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
+
+@test "policy: the host runs far ahead (P3): graph occurrences find the GPU busy, one piece" {
+    # AUTOGRAPH_PIECE=4 would cut 4 pieces; the GPU still busy with earlier work when holds
+    # begin makes it one graph (policy.whole_graph). The switch comes at the latest at the
+    # 4th graph occurrence (the 2nd and 3rd looks that find the GPU behind): at most 4
+    # occurrences in pieces, 3 extra graph launches each; every later one is one launch.
+    measured AUTOGRAPH_PIECE=4 "$H/queue" p3 40 100
+    assert_success
+    assert_output --partial "PASS queue p3"
+    assert_equal "$(stat policy.host_bound)" 1
+    assert_equal "$(stat policy.whole_graph)" 1
+    local occ extra
+    occ="$(p3_occurrences)"
+    [ "$occ" -ge 6 ] || fail "only $occ occurrences replayed"
+    extra=$(( $(stat graphs.replays) - occ ))
+    [ "$extra" -le 12 ] || fail "$extra graph launches more than the $occ occurrences: still in pieces"
+    no_failures
+}
+
+@test "policy: a sync every iteration (P1): the GPU waits for the host, pieces stay" {
+    measured AUTOGRAPH_PIECE=4 "$H/queue" p1 40 100
+    assert_success
+    assert_output --partial "PASS queue p1"
+    assert_equal "$(stat policy.whole_graph)" 0
+    local occ
+    occ="$(p3_occurrences)"
+    [ "$occ" -ge 6 ] || fail "only $occ occurrences replayed"
+    assert_equal "$(stat graphs.replays)" $(( 4 * occ ))
+    no_failures
+}
+
+@test "policy: a sequence that breaks off 3 times in 4 backs off exponentially: O(log n) holds" {
+    # before: four breaks *in a row* turned it off, so one completion in four kept it on and
+    # every start was a hold that went out late (1500 of 2000 iterations)
+    measured "$H/queue" diverge 2000
+    assert_success
+    assert_output --partial "PASS queue diverge"
+    at_least policy.abort_backoffs 1
+    local d
+    d="$(stat flushes.divergence)"
+    [ "$d" -le 40 ] || fail "flushes.divergence $d: holds that broke off did not back off"
+    no_failures
+}

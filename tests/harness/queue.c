@@ -1,0 +1,215 @@
+/* Whether graphs can help: the GPU-bound / host-bound probe, pieces only for a GPU that would
+ * wait, and sequences that keep breaking off (policy/benefit.h). The fake GPU is made slow by a
+ * gate, not by time: a kernel that spins until the host opens its flag, so "the GPU is behind
+ * the host" holds by construction, whatever the load on the machine.
+ *
+ * Modes (each checks the exact log of what ran):
+ *   gpubound N   a gate kernel that stays closed while the host issues N iterations of
+ *                {A, B, event record} (an ordering point that does not wait, as the events
+ *                around a timed region), then opens; one sync at the end. The host runs far
+ *                ahead: no graph must be built, nothing held.
+ *   hostbound N  N iterations of {A, B, stream sync}: the GPU keeps up; graphs are tried.
+ *   phase N M    gpubound for N iterations, then hostbound for M (a phase change: probed again
+ *                after a back-off, then tried).
+ *   p3 N W       N iterations of {G, K1..K15} with W us of host work between launches (so that
+ *                the measured plan cuts pieces); the first 7 iterations synchronise (the probe
+ *                finds the host the bottleneck), then end with an event record instead (an
+ *                ordering point that does not wait) and G, a gate, opens only three
+ *                iterations later: graph occurrences find the GPU still busy with earlier
+ *                ones, so the sequence must go as one graph.
+ *   p1 N W       the same sequence with a sync every iteration (and the gates open): pieces.
+ *   diverge N    N iterations of 8 launches and a sync; three of four put, at position 5, a
+ *                cooperative launch whose grid (part of its shape) is new each time: a hold
+ *                that breaks off and a segment that never repeats.
+ *
+ * Usage: queue MODE [N=200] [M or W] */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+typedef struct { uint32_t *go; } q_gate;
+static void k_gate(const void *pp, const unsigned g[3], const unsigned b[3])
+{
+    (void)g;
+    (void)b;
+    const q_gate *p = pp;
+    while (!__atomic_load_n(p->go, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static CUfunction g_gate;
+
+static void gate(CUstream s, uint32_t *go)
+{
+    void *p[] = { &go };
+    CK(cuLaunchKernel(g_gate, 1, 1, 1, 1, 1, 1, 0, s, p, NULL));
+}
+
+static void open_gate(uint32_t *go)
+{
+    __atomic_store_n(go, 1, __ATOMIC_RELEASE);
+}
+
+/* Host work between launches (the program's own, as a framework's Python). */
+static void host_work(long us)
+{
+    double end = hx_now() + (double)us / 1e6;
+    while (hx_now() < end)
+        ;
+}
+
+/* {A, B} then an event record (gated) or a sync, n times; returns the log's new length. */
+static uint32_t ab_loop(CUstream s, hx_log *log, uint32_t have, long n, int gated, long it0)
+{
+    static CUfunction A, B;
+    if (!A) {
+        A = hx_kernel_rec("q_a");
+        B = hx_kernel_rec("q_b");
+    }
+    CUevent ev;
+    CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    uint32_t *go = calloc(1, sizeof *go);
+    HX_ASSERT(go, "calloc");
+    if (gated)
+        gate(s, go);
+    for (long i = 0; i < n; i++) {
+        uint32_t it = (uint32_t)(it0 + i);
+        hx_rec(A, s, log, 1, it);
+        hx_rec(B, s, log, 2, it);
+        if (gated) {
+            CK(cuEventRecord(ev, s));
+        } else {
+            CK(cuStreamSynchronize(s));
+            hx_entry exp[2] = { { 1, it, 0 }, { 2, it, 0 } };
+            hx_log_expect(log, have, exp, 2, "queue", (long)it);
+        }
+        have += 2;
+    }
+    if (gated) {
+        open_gate(go);
+        CK(cuStreamSynchronize(s));
+        HX_ASSERT(log->n == have, "queue: the log holds %u entries, expected %u", log->n, have);
+        for (uint32_t at = have - 2 * (uint32_t)n; at < have; at++) {
+            uint32_t it = (uint32_t)it0 + (at - (have - 2 * (uint32_t)n)) / 2, k = 1 + at % 2;
+            HX_ASSERT(log->e[at].kid == k && log->e[at].a == it,
+                      "queue: entry %u is {%u, %u}, expected {%u, %u}", at, log->e[at].kid,
+                      log->e[at].a, k, it);
+        }
+    }
+    CK(cuEventDestroy_v2(ev));
+    free(go);
+    return have;
+}
+
+#define P3_LEN 16
+#define P3_SYNCED 7 /* iterations 0, 1 learn (MIN_REPEATS=2); 1-6 are the probe's */
+#define P3_LAG 3    /* a gate opens this many iterations later */
+
+static void p3(CUstream s, hx_log *log, long n, long w, int p1)
+{
+    CUfunction K[P3_LEN];
+    char name[16];
+    for (int i = 1; i < P3_LEN; i++) {
+        snprintf(name, sizeof name, "q_k%d", i);
+        K[i] = hx_kernel_rec(name);
+    }
+    uint32_t *go = calloc((size_t)n, sizeof *go);
+    HX_ASSERT(go, "calloc");
+    CUevent ev;
+    CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    uint32_t have = 0;
+    for (long it = 0; it < n; it++) {
+        int synced = p1 || it < P3_SYNCED;
+        if (synced)
+            open_gate(&go[it]);
+        else if (it - P3_LAG >= P3_SYNCED)
+            open_gate(&go[it - P3_LAG]);
+        gate(s, &go[it]);
+        for (int i = 1; i < P3_LEN; i++) {
+            host_work(w);
+            hx_rec(K[i], s, log, (uint32_t)i, (uint32_t)it);
+        }
+        have += P3_LEN - 1;
+        if (synced)
+            CK(cuStreamSynchronize(s));
+        else
+            CK(cuEventRecord(ev, s)); /* an ordering point that does not wait: ends the
+                                       * iteration's segment, as a sync would */
+    }
+    for (long it = 0; it < n; it++)
+        open_gate(&go[it]);
+    CK(cuStreamSynchronize(s));
+    HX_ASSERT(log->n == have, "queue p3: the log holds %u entries, expected %u", log->n, have);
+    for (uint32_t at = 0; at < have; at++) {
+        uint32_t it = at / (P3_LEN - 1), k = at % (P3_LEN - 1) + 1;
+        HX_ASSERT(log->e[at].kid == k && log->e[at].a == it,
+                  "queue p3: entry %u is {%u, %u}, expected {%u, %u}", at, log->e[at].kid,
+                  log->e[at].a, k, it);
+    }
+    CK(cuEventDestroy_v2(ev));
+    free(go);
+}
+
+static void diverge(CUstream s, hx_log *log, long n)
+{
+    CUfunction K[8], X = hx_kernel_rec("q_x");
+    char name[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "q_d%d", i);
+        K[i] = hx_kernel_rec(name);
+    }
+    uint32_t have = 0;
+    for (long it = 0; it < n; it++) {
+        hx_entry exp[9];
+        uint32_t m = 0;
+        for (uint32_t pos = 0; pos < 8; pos++) {
+            if (pos == 5 && it % 4 != 0) {
+                /* cooperative: the grid is part of the shape, new each time */
+                uint32_t kid = 99, val = (uint32_t)it;
+                void *p[] = { &log, &kid, &val };
+                CK(cuLaunchCooperativeKernel(X, (unsigned)(it % 60000) + 1, 1, 1, 1, 1, 1, 0, s,
+                                             p));
+                exp[m++] = (hx_entry){ 99, (uint32_t)it, 0 };
+            }
+            hx_rec(K[pos], s, log, pos, (uint32_t)it);
+            exp[m++] = (hx_entry){ pos, (uint32_t)it, 0 };
+        }
+        CK(cuStreamSynchronize(s));
+        hx_log_expect(log, have, exp, m, "queue diverge", it);
+        have += m;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "gpubound";
+    long n = hx_arg(argc, argv, 2, 200), m = hx_arg(argc, argv, 3, 0);
+    hx_init();
+    static const size_t sz_gate[] = { 8 };
+    g_gate = fakecuda_kernel("q_gate", k_gate, 1, sz_gate);
+    HX_ASSERT(g_gate, "cannot register the gate kernel");
+    CUstream s;
+    CK(cuStreamCreate(&s, 0));
+    hx_log *log = hx_log_new((uint32_t)((n + m) * 16 + 64));
+    if (!strcmp(mode, "gpubound")) {
+        ab_loop(s, log, 0, n, 1, 0);
+    } else if (!strcmp(mode, "hostbound")) {
+        ab_loop(s, log, 0, n, 0, 0);
+    } else if (!strcmp(mode, "phase")) {
+        uint32_t have = ab_loop(s, log, 0, n, 1, 0);
+        ab_loop(s, log, have, m, 0, n);
+    } else if (!strcmp(mode, "p3") || !strcmp(mode, "p1")) {
+        p3(s, log, n, m, !strcmp(mode, "p1"));
+    } else if (!strcmp(mode, "diverge")) {
+        diverge(s, log, n);
+    } else {
+        HX_ASSERT(0, "unknown mode %s", mode);
+    }
+    CK(cuStreamDestroy_v2(s));
+    char pass[32];
+    snprintf(pass, sizeof pass, "queue %s", mode);
+    hx_pass(pass);
+    return 0;
+}
