@@ -59,6 +59,21 @@ jv() {
     [ "$(jv "$T/l.json" 't["autograph"]["anomalies"] + t["eager"]["anomalies"]')" = 0 ]
 }
 
+@test "a program's profiler region (cuProfilerStart/Stop) is the span the ratio is taken over" {
+    trace region
+    simulate_json "$T/r.json" "$T/region.agt"
+    assert_output --partial "profiler region"
+    [ "$(jv "$T/r.json" 't["eager"]["region"] and t["autograph"]["region"]')" = True ]
+    # the region is the last 150 of 200 alike iterations: three quarters of the eager span
+    frac=$(jv "$T/r.json" 't["eager"]["time_us"] / t["recorded_span_us"]')
+    echo "region / span: $frac"
+    python3 -c "import sys; sys.exit(0 if 0.72 < $frac < 0.78 else 1)"
+    # learning and the first replays fall before the region: it gains more than the whole
+    trace launch
+    simulate_json "$T/l.json" "$T/launch.agt"
+    python3 -c "import sys; sys.exit(0 if $(jv "$T/r.json" 't["ratio"]') > $(jv "$T/l.json" 't["ratio"]') else 1)"
+}
+
 @test "a GPU-bound async loop (2 x 40 us kernels, events) predicts no gain beyond noise" {
     trace gpu
     simulate_json "$T/g.json" "$T/gpu.agt"

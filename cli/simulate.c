@@ -57,8 +57,10 @@ typedef struct run_result {
     int ok;
     char err[240];
     uint64_t start_ns;          /* the first call's start (trace time) */
-    uint64_t time_ns;           /* to the end of the last work, host or GPU */
+    uint64_t time_ns;           /* to the end of the last work, host or GPU; or the region */
     uint64_t host_ns;           /* to the end of the last call on the host */
+    uint64_t roi_start, roi_end; /* host times of the first cuProfilerStart and the last
+                                  * cuProfilerStop (0: none): the program's timed region */
     uint64_t gpu_idle_ns;
     uint64_t host[SIM_C_COUNT];
     sim_result_gpu gpu;
@@ -369,7 +371,16 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
     if (engine)
         eng_end(&m, 0, (uint64_t)(g_costs.engine.order_point + 0.5), res);
     /* the call's own effect on the simulated world */
-    if (starts(name, "cuStreamSynchronize")) {
+    if (starts(name, "cuProfilerStart")) {
+        /* the program marks the region it times, as profilers are told (the sample programs
+         * and bench scripts do): the ratio is taken over it */
+        if (!res->roi_start)
+            res->roi_start = sim_H;
+        sim_host_add(SIM_C_OPS, dur);
+    } else if (starts(name, "cuProfilerStop")) {
+        sim_host_add(SIM_C_OPS, dur);
+        res->roi_end = sim_H;
+    } else if (starts(name, "cuStreamSynchronize")) {
         blocking(sim_stream_ready(O->h.stream, ptsz));
     } else if (starts(name, "cuCtxSynchronize")) {
         blocking(sim_all_ready());
@@ -570,6 +581,10 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
     uint64_t end = sim_H > sim_gpu.end_ns ? sim_H : sim_gpu.end_ns;
     res->time_ns = end - t0;
     res->gpu_idle_ns = res->time_ns > sim_gpu.busy_ns ? res->time_ns - sim_gpu.busy_ns : 0;
+    if (res->roi_start && res->roi_end > res->roi_start)
+        res->time_ns = res->roi_end - res->roi_start; /* idle and stalls stay whole-trace */
+    else
+        res->roi_start = res->roi_end = 0;
     memcpy(res->host, sim_host, sizeof res->host);
     res->gpu = sim_gpu;
     ag_stats_sum(res->c);
@@ -680,7 +695,8 @@ static void json_string(FILE *f, const char *s)
 
 static void json_run(FILE *f, const run_result *r)
 {
-    fprintf(f, "{\"time_us\": %.3f, \"host_us\": %.3f, \"gpu_busy_us\": %.3f, "
+    fprintf(f, "{\"region\": %s, ", r->roi_start ? "true" : "false");
+    fprintf(f, "\"time_us\": %.3f, \"host_us\": %.3f, \"gpu_busy_us\": %.3f, "
                "\"gpu_idle_us\": %.3f, \"gpu_gap_us\": %.3f, \"host_stall_us\": %.3f,\n"
                "      \"host_us_by\": {",
             us(r->time_ns), us(r->host_ns), us(r->gpu.busy_ns), us(r->gpu_idle_ns),
@@ -908,6 +924,10 @@ int main(int argc, char **argv)
                (unsigned long long)launches_of(&a), (unsigned long long)a.c[AG_ST_HELD],
                (unsigned long long)a.c[AG_ST_REPLAYED], (unsigned long long)a.c[AG_ST_PASSED],
                (unsigned long long)a.c[AG_ST_GRAPH_BUILT]);
+        if (e.roi_start && a.roi_start)
+            printf("  the ratio is over the program's profiler region (cuProfilerStart to "
+                   "cuProfilerStop): eager %.1f us, autograph %.1f us\n",
+                   us(e.time_ns), us(a.time_ns));
         printf("  calibration: eager predicted %.1f us on the host vs %.1f us recorded (%+.2f%%)"
                "%s%s\n",
                us(e.host_ns), us(t.span_ns), 100 * cal,

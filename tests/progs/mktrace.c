@@ -147,7 +147,7 @@ static void launch(uint32_t fid, uint32_t nparams, uint64_t hash, uint32_t gpu_n
     T += dur;
 }
 
-enum { N_SYNC = 1, N_RECORD, N_EVSYNC };
+enum { N_SYNC = 1, N_RECORD, N_EVSYNC, N_PSTART, N_PSTOP };
 
 static void op(uint32_t nm, int cls, uint64_t arg, uint32_t dur)
 {
@@ -196,11 +196,12 @@ static uint64_t h64(uint64_t x)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long FILE\n");
+        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long|region FILE\n");
         return 2;
     }
     const char *pat = argv[1];
-    with_gpu = strcmp(pat, "launch") != 0; /* launch: no GPU durations (tiny_kernel used) */
+    /* launch, region: no GPU durations (tiny_kernel used) */
+    with_gpu = strcmp(pat, "launch") != 0 && strcmp(pat, "region") != 0;
     if (!(out = fopen(argv[2], "wb"))) {
         perror(argv[2]);
         return 1;
@@ -219,6 +220,8 @@ int main(int argc, char **argv)
     name(N_SYNC, "cuStreamSynchronize");
     name(N_RECORD, "cuEventRecord");
     name(N_EVSYNC, "cuEventSynchronize");
+    name(N_PSTART, "cuProfilerStart");
+    name(N_PSTOP, "cuProfilerStop");
     stream_rec();
     if (!strcmp(pat, "launch")) {
         func(1, 3, "_Z4tinyPfif");
@@ -228,6 +231,19 @@ int main(int argc, char **argv)
             sync_stream();
             T += jit(2000); /* the loop's own work */
         }
+    } else if (!strcmp(pat, "region")) {
+        /* the launch loop, its last 150 of 200 iterations marked as the timed region
+         * (cudaProfilerStart/Stop, as a program tells a profiler) */
+        func(1, 3, "_Z4tinyPfif");
+        for (int it = 0; it < 200; it++) {
+            if (it == 50)
+                op(N_PSTART, AG_TRC_OTHER, 0, 300);
+            for (int k = 0; k < 64; k++)
+                launch(1, 3, h64((uint64_t)k), TINY_NS);
+            sync_stream();
+            T += jit(2000);
+        }
+        op(N_PSTOP, AG_TRC_OTHER, 0, 300);
     } else if (!strcmp(pat, "gpu")) {
         func(1, 4, "_Z5gemm1PKfS0_Pfi");
         func(2, 4, "_Z5gemm2PKfS0_Pfi");
