@@ -13,6 +13,8 @@
 #   p       the P rows against the hand-written graphs (bench/run.py: P1 P2 P3 P4 P5 P8)
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
 #
+# The replay model's runs (cost table, traces, A/B validation) are bench/device_trace.sh's parts.
+#
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
 part=${1:?usage: device_plan.sh tests|ab|fw|p|multi}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Framework benchmark rows (F1-F5) for bench/run.py, and the interposer's ceiling.
+"""Framework benchmark rows (F1-F7) for bench/run.py, and the interposer's ceiling.
 
 workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
 command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
@@ -36,6 +36,12 @@ def workloads(build, quick):
                   script("fw_torch_transformer.py", "--iters=%d" % (it // 4), "--warmup=50"), True))
         W.append(("F2", "PyTorch training step: MLP 4 x Linear 256 + LayerNorm, Adam foreach, loss.item()",
                   script("fw_torch_train.py", "--iters=%d" % (it // 4), "--warmup=50"), False))
+    if _have("torch", "triton"):
+        W.append(("F6", "torch.compile (Inductor) transformer forward, batch 1, d=512, 16 tokens, 4 blocks, fp16",
+                  script("fw_torch_compile.py", "--iters=60", "--warmup=20"), True))
+    if _have("torch", "torchvision"):
+        W.append(("F7", "PyTorch eager CNN: torchvision ResNet-50, batch 1, fp16, channels_last (cuDNN)",
+                  script("fw_cnn.py", "--iters=60", "--warmup=20"), True))
     if _have("cupy"):
         W.append(("F3", "CuPy loop: elementwise ops + RawKernel + sum read back each iteration",
                   script("fw_cupy_loop.py", "--iters=%d" % it, "--warmup=50"), False))

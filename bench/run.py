@@ -8,7 +8,7 @@
 Runs are interleaved (eager, autograph, graph, then the order rotates) so drift hits all three
 alike; the table shows medians over the repetitions and the ratios eager/autograph (speed-up)
 and graph/autograph (1.00 = as fast as the hand-written graph), and the geometric mean of the
-per-repetition ratio eager/autograph with its 95% confidence interval. The P4 and C rows (where
+per-repetition ratio eager/autograph with its 95% confidence interval. The P4, C and G2 rows (where
 the question is "within 2% of eager?") run --p4-factor times as many repetitions. A mode whose
 checksum differs from eager's fails the whole run loudly; a hand-written graph mode that the
 driver refuses (the app prints "graph: unsupported (...)" and exits 0) shows n/a. Results also
@@ -58,6 +58,8 @@ def workloads(build, quick):
     # issue 12: a GPU-bound async library loop timed by its own events, and one-off timings
     W.append(("G1", "async cuBLAS: 30 sgemm 640x480x320 between events, no sync; GPU time from the app's events",
               [k + "/cublas_async", "--iters=%d" % (60 if quick else 200), "--warmup=20"], True))
+    W.append(("G2", "cuBLAS timed once: 1 warm-up sgemm, then 30 sgemm 640x320x480 on the NULL stream between events, once per process",
+              [k + "/cublas_once"], True))
     W.append(("C1", "first kernel launch of the process + sync (driver API), timed by the program",
               [k + "/first_launch"], False))
     W.append(("C2", "50 distinct kernels run once (radix sort), timed by the program around launches + sync",
@@ -175,7 +177,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--p4-factor", type=int, default=4,
-                    help="repetitions of the P4 and C rows, as a multiple of --reps")
+                    help="repetitions of the P4, C and G2 rows, as a multiple of --reps")
     ap.add_argument("--cpus", default=None, help="pin every run to these CPUs, e.g. 4-7 or 2,3")
     ap.add_argument("--dry-run", action="store_true",
                     help="print the selected rows' command lines (eager, autograph, graph) and exit")
@@ -221,7 +223,7 @@ def main():
         # the P4 rows ask "within 2% of eager?": the run-to-run spread between processes on
         # the GPU host is several percent, so they get more repetitions; the order of the
         # modes rotates from one repetition to the next
-        reps = a.reps * a.p4_factor if wid.startswith(("P4", "C")) else a.reps
+        reps = a.reps * a.p4_factor if wid.startswith(("P4", "C", "G2")) else a.reps
         lpi = None
         refused = None
         for rep in range(reps):
@@ -341,7 +343,7 @@ def main():
               if "speedup_ci95" in r else "")
         print("| %s | %s | %.1f | %.1f%s | %s | %.2fx | %s | %s |" % (
             r["id"], r["workload"], r["eager_us"], r["autograph_us"], extra, g, r["speedup"], ci, h))
-    print("\n(%d repetitions each, %d for P4 and C; medians; %.0f s in all; raw samples in %s/results.json)" %
+    print("\n(%d repetitions each, %d for P4, C and G2; medians; %.0f s in all; raw samples in %s/results.json)" %
           (a.reps, a.reps * a.p4_factor, time.time() - t_start, out))
 
 

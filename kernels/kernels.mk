@@ -19,10 +19,11 @@ KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs threads thread
                   heavy irregular lifetime solver pdl_decode grow_grid pipeline50 multigpu
 # Driver API only (host C++, no cudart), and the apps linked with cuBLAS.
 KERNELS_DRIVER := driver_api driver_api-ptsz first_launch
-KERNELS_CUBLAS := cublas_loop cublas_async
+KERNELS_CUBLAS := cublas_loop cublas_async cublas_once
 KERNELS_APPS   := $(KERNELS_STATIC) tiny-shared $(KERNELS_DRIVER) $(KERNELS_CUBLAS)
+# bench/costs.cu: the replay model's cost table (docs/MODEL.md), cudart + the driver API.
 KERNELS_BINS   := $(addprefix $(KERNELS_OUT)/,$(KERNELS_APPS)) \
-                  $(KERNELS_OUT)/driver_kernels.fatbin
+                  $(KERNELS_OUT)/driver_kernels.fatbin $(KERNELS_OUT)/costs
 
 .PHONY: apps
 
@@ -62,6 +63,13 @@ $(KERNELS_OBJ)/driver_api-ptsz.o: kernels/driver_api.cpp $(KERNELS_DEPS)
 
 $(addprefix $(KERNELS_OUT)/,$(KERNELS_DRIVER)): $(KERNELS_OUT)/%: $(KERNELS_OBJ)/%.o
 	$(NVCC) -cudart none $< -o $@ $(KERNELS_LDFLAGS) -L$(CUDA)/lib64/stubs -lcuda
+
+$(KERNELS_OBJ)/costs.o: bench/costs.cu $(KERNELS_DEPS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(KERNELS_FLAGS) $(KERNELS_ARCH) -c $< -o $@
+
+$(KERNELS_OUT)/costs: $(KERNELS_OBJ)/costs.o
+	$(NVCC) $(KERNELS_ARCH) -cudart static $< -o $@ $(KERNELS_LDFLAGS) -L$(CUDA)/lib64/stubs -lcuda
 
 $(KERNELS_OUT)/driver_kernels.fatbin: kernels/driver_kernels.cu $(KERNELS_DEPS)
 	@mkdir -p $(dir $@)

@@ -107,6 +107,7 @@ same_checksum irregular --iters=300 --seed=5 -- --iters=300 --seed=5
 same_checksum irregular --iters=300 --seed=5 -- --iters=300 --seed=5 --mode=graph
 
 same_checksum cublas_async --iters=20 -- --iters=20 --mode=graph && expect_launches unknown
+same_checksum cublas_once -- --mode=graph && expect_launches unknown
 
 # solver: the graph mode may answer "graph: unsupported (...)" (exit 0, no result line) where
 # the driver refuses a graph memcpy node to that host memory; that is reported, not failed.

@@ -1,0 +1,847 @@
+// costs -- the cost table of the replay model (`autograph simulate`, docs/MODEL.md "The cost
+// table"): what each driver call costs the host and what the GPU adds around work, measured on
+// this GPU with the driver API, written as JSON (schema libautograph-costs/1) to stdout and as
+// a table for people to stderr.  Built by `make apps` into build/kernels/costs; run it alone on
+// an otherwise idle GPU, without LD_PRELOAD:
+//
+//   build/kernels/costs > bench/costs/h100.json
+//
+// Every value is in nanoseconds.  Everything is warmed up first (one untimed pass of each
+// measurement), and each value is a median over many repetitions.  Host times are
+// CLOCK_MONOTONIC around the call(s) on the calling thread; a "batch" measurement times k
+// back-to-back calls and divides by k (the clock's own ~20 ns then vanishes), median over
+// batches.  The kernel is `tiny`: 16 blocks x 256 threads, p[i] = p[i] * a + b on 4096 floats.
+// Kernels, spin and flag helpers are compiled into this file; the CUfunctions come from
+// cudaGetFuncBySymbol (cudart only creates the primary context and loads the module), and
+// every measured call is a driver API call.
+//
+// host_ns (host time of one call as the caller sees it):
+//   launch                    cuLaunchKernel(tiny) on a created stream, batches of 32 queued
+//                             behind a 300 us spin kernel (so the launch queue never blocks)
+//   launch_ex                 the same through cuLaunchKernelEx, no attributes
+//   graph_launch_base,        cuGraphLaunch of chains of 1, 8, 32, 128, 512 tiny kernel nodes
+//   graph_launch_per_node     (uploaded), 8 launches at a time queued behind a spin kernel:
+//                             least-squares line through the per-size medians
+//   exec_set_params_per_node  cuGraphExecKernelNodeSetParams on every node of a 128-node exec
+//                             (a scalar changes), time / 128
+//   exec_update_base,         cuGraphExecUpdate(exec, template): the template graph's nodes
+//   exec_update_per_node      first given the new scalar (cuGraphKernelNodeSetParams, untimed),
+//                             so it is up to date; line through the sizes 1..512
+//   graph_add_node            cuGraphAddKernelNode appending to a chain (one dependency),
+//                             building 512-node chains, time / 512
+//   instantiate_base, _per_node   cuGraphInstantiateWithFlags(flags 0), line through the sizes
+//   upload_base, _per_node    cuGraphUpload of a freshly instantiated exec, line through sizes
+//   graph_destroy             cuGraphExecDestroy of a (completed) 32-node exec; cuGraphDestroy
+//                             of the 32-node graph is printed on stderr beside it
+//   event_create              cuEventCreate(CU_EVENT_DEFAULT: timing), batches of 64
+//   event_record              cuEventRecord on an idle created stream, batches of 32
+//   event_query               cuEventQuery of a completed event, batches of 100
+//   event_elapsed             cuEventElapsedTime of two completed events, batches of 100
+//   stream_wait_event         cuStreamWaitEvent(other stream, completed event), batches of 100
+//   stream_sync_empty         cuStreamSynchronize of an idle stream, batches of 100
+//   stream_query              cuStreamQuery of an idle stream, batches of 100
+//   ctx_get_current, stream_get_flags, stream_get_ctx, func_get_param_info (index 0),
+//   pointer_get_attribute     (CU_POINTER_ATTRIBUTE_MEMORY_TYPE of a device pointer):
+//                             batches of 1000
+//   memcpy_htod_async_pinned, memcpy_dtoh_async_pinned, memset_async (cuMemsetD8Async),
+//   memcpy_dtod_async         8 bytes each, on an idle stream, batches of 16
+//   memcpy_dtoh_async_pageable   8 bytes into malloc'ed memory on an idle stream, one call
+//                             each (the call returns when the copy is done)
+//
+// gpu_ns (GPU time; "events around X" = cuEventRecord(a), X, cuEventRecord(b) on one stream,
+// all queued behind a spin kernel so the host is far ahead, elapsed(a, b)):
+//   tiny_kernel               events around one tiny kernel, median of 2000: the same
+//                             measurement AUTOGRAPH_TRACE_GPU makes of every traced call, so
+//                             traced durations and this constant mean the same thing
+//   eager_kernel_gap          N = 1000 tiny kernels launched eagerly behind a spin kernel of
+//                             N x 5 us (all are queued before the GPU gets to them): events
+//                             around the N, T / N - tiny_kernel (may be negative where the
+//                             events' own overhead exceeds the back-to-back gap)
+//   graph_kernel_gap          likewise a 1000-node chain graph launched once: T / N - tiny_kernel
+//   launch_latency            from the START of the host's cuLaunchKernel on an idle GPU to the
+//                             kernel running: the kernel's first thread stores a flag in mapped
+//                             pinned memory, the host polls it; latency = (host time the flag
+//                             is seen - call start) - RTT / 2, RTT being the median round trip
+//                             host -> GPU -> host through mapped memory (a kernel ping-pong).
+//                             The RTT/2 split is an approximation (about +-RTT/4).
+//   graph_launch_latency      likewise for cuGraphLaunch of a 1-node graph (uploaded)
+//   memset_small              events around an 8-byte cuMemsetD8Async
+//   memcpy_small_htod         events around an 8-byte cuMemcpyHtoDAsync from pinned memory
+//   memcpy_small_dtoh         events around an 8-byte cuMemcpyDtoHAsync into pinned memory
+//   graph_memset_gap          K = 200: graph B = kernel, memset, kernel, memset, ... (K of
+//                             each) against graph A = K kernels (chains, launched behind a
+//                             spin, events around): (T_B - T_A) / K - memset_small, i.e. what a
+//                             memset node adds in a graph besides its own duration
+//   graph_memcpy_gap          likewise with 8-byte DtoH memcpy nodes into pinned memory:
+//                             (T_C - T_A) / K - memcpy_small_dtoh
+//
+// stderr also shows, for people: the kernel's span from %globaltimer stamps (first block's
+// start to last block's end) and the timer's resolution, launch latency counted from the
+// call's return, and cuGraphDestroy.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <functional>
+
+#include "../kernels/common.h"
+
+namespace {
+
+constexpr int kBlocks = 16, kThreads = 256, kElems = kBlocks * kThreads;
+
+__device__ __forceinline__ unsigned long long gtimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void tiny(float *p, float a, float b) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = p[i] * a + b;
+}
+
+// One thread waits ns on the global timer: holds the stream while the host queues work.
+__global__ void spin(unsigned long long ns) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    const unsigned long long t0 = gtimer();
+    while (gtimer() - t0 < ns) {
+    }
+  }
+}
+
+// The tiny kernel, and the first thread stores v into mapped host memory at its start.
+__global__ void flag_tiny(float *p, float a, float b, unsigned *flag, unsigned v) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    *(volatile unsigned *)flag = v;
+    __threadfence_system();
+  }
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = p[i] * a + b;
+}
+
+// Ping-pong through mapped host memory: for k = 1..n, wait for ping == k, store pong = k.
+// Gives up after 2 s per round (the host reports the time-out).
+__global__ void pong(unsigned *ping, unsigned *pongp, unsigned n) {
+  for (unsigned k = 1; k <= n; k++) {
+    const unsigned long long t0 = gtimer();
+    while (*(volatile unsigned *)ping != k)
+      if (gtimer() - t0 > 2000000000ull) return;
+    *(volatile unsigned *)pongp = k;
+    __threadfence_system();
+  }
+}
+
+// The tiny kernel with %globaltimer stamps: slot[0] = min block start, slot[1] = max block end.
+__global__ void stamped_tiny(float *p, float a, float b, unsigned long long *slot) {
+  __shared__ unsigned long long t0;
+  if (threadIdx.x == 0) t0 = gtimer();
+  __syncthreads();
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = p[i] * a + b;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicMin(&slot[0], t0);
+    atomicMax(&slot[1], gtimer());
+  }
+}
+
+// The smallest nonzero step of %globaltimer seen in 20000 reads.
+__global__ void timer_step(unsigned long long *out) {
+  unsigned long long last = gtimer(), best = ~0ull;
+  for (int k = 0; k < 20000; k++) {
+    const unsigned long long t = gtimer();
+    if (t != last && t - last < best) best = t - last;
+    last = t;
+  }
+  *out = best;
+}
+
+double now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Line {
+  double base, per;
+};
+
+// Least squares y = base + per * x.
+Line fit(const std::vector<double> &x, const std::vector<double> &y) {
+  const double n = (double)x.size();
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); i++) {
+    sx += x[i];
+    sy += y[i];
+    sxx += x[i] * x[i];
+    sxy += x[i] * y[i];
+  }
+  const double per = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  return Line{(sy - per * sx) / n, per};
+}
+
+struct Ctx {
+  CUcontext ctx;
+  CUstream st, st2;
+  CUfunction tiny, spin, flag_tiny, pong, stamped, timer_step;
+  CUdeviceptr buf, small, slot;
+  void *pinned;           // 64 bytes, mapped
+  unsigned *flag;         // inside pinned (host view)
+  CUdeviceptr flag_dev;   // its device view
+  float a = 1.0f, b = 0.0f;
+  void *tiny_args[3];
+};
+
+Ctx C;
+
+void launch_tiny(CUstream st) {
+  CHECK_CU(cuLaunchKernel(C.tiny, kBlocks, 1, 1, kThreads, 1, 1, 0, st, C.tiny_args, nullptr));
+}
+
+void launch_spin(CUstream st, double ns) {
+  unsigned long long v = (unsigned long long)ns;
+  void *args[] = {&v};
+  CHECK_CU(cuLaunchKernel(C.spin, 1, 1, 1, 32, 1, 1, 0, st, args, nullptr));
+}
+
+// Median over `batches` of (host time of k calls of f) / k; one untimed batch first.  before()
+// runs untimed before each batch, after() untimed after it.
+double per_call(int batches, int k, const std::function<void()> &f,
+                const std::function<void()> &before = [] {},
+                const std::function<void()> &after = [] {}) {
+  std::vector<double> v;
+  for (int r = -1; r < batches; r++) {
+    before();
+    const double t0 = now_ns();
+    for (int i = 0; i < k; i++) f();
+    const double t1 = now_ns();
+    after();
+    if (r >= 0) v.push_back((t1 - t0) / k);
+  }
+  return median(v);
+}
+
+void sync(CUstream st) { CHECK_CU(cuStreamSynchronize(st)); }
+
+// --- graphs --------------------------------------------------------------------------------
+
+CUDA_KERNEL_NODE_PARAMS tiny_node(void **args) {
+  CUDA_KERNEL_NODE_PARAMS p;
+  memset(&p, 0, sizeof p);
+  p.func = C.tiny;
+  p.gridDimX = kBlocks;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = kThreads;
+  p.blockDimY = p.blockDimZ = 1;
+  p.kernelParams = args;
+  return p;
+}
+
+// A chain of n nodes; kinds[i]: 'k' tiny kernel, 'm' 8-byte memset, 'c' 8-byte DtoH copy into
+// pinned memory.  add_ns (if not null) gets the host time of all cuGraphAddKernelNode calls.
+CUgraph chain(const std::string &kinds, std::vector<CUgraphNode> *nodes = nullptr,
+              double *add_ns = nullptr) {
+  CUgraph g;
+  CHECK_CU(cuGraphCreate(&g, 0));
+  CUgraphNode prev = nullptr;
+  double t_add = 0;
+  for (char kind : kinds) {
+    CUgraphNode n;
+    if (kind == 'k') {
+      CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+      const double t0 = now_ns();
+      CHECK_CU(cuGraphAddKernelNode(&n, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+      t_add += now_ns() - t0;
+    } else if (kind == 'm') {
+      CUDA_MEMSET_NODE_PARAMS p;
+      memset(&p, 0, sizeof p);
+      p.dst = C.small;
+      p.pitch = 8;
+      p.value = 0;
+      p.elementSize = 1;
+      p.width = 8;
+      p.height = 1;
+      CHECK_CU(cuGraphAddMemsetNode(&n, g, prev ? &prev : nullptr, prev ? 1 : 0, &p, C.ctx));
+    } else {
+      CUDA_MEMCPY3D p;
+      memset(&p, 0, sizeof p);
+      p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+      p.srcDevice = C.small;
+      p.dstMemoryType = CU_MEMORYTYPE_HOST;
+      p.dstHost = (char *)C.pinned + 32;
+      p.WidthInBytes = 8;
+      p.Height = 1;
+      p.Depth = 1;
+      CHECK_CU(cuGraphAddMemcpyNode(&n, g, prev ? &prev : nullptr, prev ? 1 : 0, &p, C.ctx));
+    }
+    if (nodes) nodes->push_back(n);
+    prev = n;
+  }
+  if (add_ns) *add_ns = t_add;
+  return g;
+}
+
+CUgraphExec instantiate(CUgraph g) {
+  CUgraphExec e;
+  CHECK_CU(cuGraphInstantiateWithFlags(&e, g, 0));
+  return e;
+}
+
+// GPU time (ns) of one launch of exec, events around it, queued behind a spin.
+double graph_gpu_ns(CUgraphExec e, CUevent a, CUevent b) {
+  launch_spin(C.st, 200e3);
+  CHECK_CU(cuEventRecord(a, C.st));
+  CHECK_CU(cuGraphLaunch(e, C.st));
+  CHECK_CU(cuEventRecord(b, C.st));
+  sync(C.st);
+  float ms;
+  CHECK_CU(cuEventElapsedTime(&ms, a, b));
+  return (double)ms * 1e6;
+}
+
+double graph_gpu_median(CUgraphExec e, CUevent a, CUevent b, int reps) {
+  graph_gpu_ns(e, a, b);  // warm-up
+  std::vector<double> v;
+  for (int r = 0; r < reps; r++) v.push_back(graph_gpu_ns(e, a, b));
+  return median(v);
+}
+
+// Median of "events around op" over rounds x per samples, all queued behind a spin.
+double events_around(int rounds, int per, const std::function<void()> &op) {
+  std::vector<CUevent> ev(2 * per);
+  for (auto &e : ev) CHECK_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  std::vector<double> v;
+  for (int r = -1; r < rounds; r++) {
+    launch_spin(C.st, 1e6);
+    for (int i = 0; i < per; i++) {
+      CHECK_CU(cuEventRecord(ev[2 * i], C.st));
+      op();
+      CHECK_CU(cuEventRecord(ev[2 * i + 1], C.st));
+    }
+    sync(C.st);
+    for (int i = 0; i < per && r >= 0; i++) {
+      float ms;
+      CHECK_CU(cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+      v.push_back((double)ms * 1e6);
+    }
+  }
+  for (auto &e : ev) CHECK_CU(cuEventDestroy(e));
+  return median(v);
+}
+
+// Host time until the flag (mapped memory) reads 1 after `go()`, which must start the work
+// that stores it; returns {from go's start, from go's return}.  The GPU is idle before.
+std::pair<double, double> flag_latency(const std::function<void()> &go) {
+  volatile unsigned *flag = C.flag;
+  *flag = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  busy_wait_us(20);  // let the GPU settle into idle
+  const double t0 = now_ns();
+  go();
+  const double t_ret = now_ns();
+  while (*flag != 1)
+    if (now_ns() - t0 > 2e9) {
+      fprintf(stderr, "costs: the flag kernel did not run within 2 s\n");
+      die(2);
+    }
+  const double t1 = now_ns();
+  sync(C.st);
+  return {t1 - t0, t1 - t_ret};
+}
+
+std::string driver_version() {
+  FILE *f = fopen("/proc/driver/nvidia/version", "r");
+  if (f) {
+    char line[512] = {0};
+    const char *got = fgets(line, sizeof line, f);
+    fclose(f);
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
+    const char *m = got ? strstr(line, "Kernel Module") : nullptr;
+    if (m) {
+      m += strlen("Kernel Module");
+      while (*m == ' ') m++;
+      std::string v;
+      while (*m && *m != ' ' && *m != '\n') v += *m++;
+      if (!v.empty()) return v;
+    }
+  }
+  return "unknown";
+}
+
+std::string json_escape(const std::string &s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if ((unsigned char)c >= 0x20) o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args args(argc, argv,
+            "costs: the replay model's cost table (host and GPU costs of driver calls), JSON on "
+            "stdout, a table on stderr");
+  args.done();
+  const double t_start = now_ns();
+
+  // cudart creates the primary context and gives us the CUfunctions; from here on, driver API.
+  CHECK_CUDA(cudaSetDevice(0));
+  CHECK_CUDA(cudaFree(nullptr));
+  CHECK_CU(cuCtxGetCurrent(&C.ctx));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny, (const void *)tiny));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.spin, (const void *)spin));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.flag_tiny, (const void *)flag_tiny));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.pong, (const void *)pong));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.stamped, (const void *)stamped_tiny));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.timer_step, (const void *)timer_step));
+
+  CUdevice dev;
+  CHECK_CU(cuCtxGetDevice(&dev));
+  char name[256] = {0};
+  CHECK_CU(cuDeviceGetName(name, sizeof name - 1, dev));
+  int drv = 0;
+  CHECK_CU(cuDriverGetVersion(&drv));
+
+  CHECK_CU(cuStreamCreate(&C.st, CU_STREAM_NON_BLOCKING));
+  CHECK_CU(cuStreamCreate(&C.st2, CU_STREAM_NON_BLOCKING));
+  CHECK_CU(cuMemAlloc(&C.buf, kElems * sizeof(float)));
+  CHECK_CU(cuMemsetD32(C.buf, 0, kElems));
+  CHECK_CU(cuMemAlloc(&C.small, 64));
+  CHECK_CU(cuMemAlloc(&C.slot, 2 * sizeof(unsigned long long)));
+  CHECK_CU(cuMemHostAlloc(&C.pinned, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
+  memset(C.pinned, 0, 4096);
+  C.flag = (unsigned *)C.pinned;
+  CHECK_CU(cuMemHostGetDevicePointer(&C.flag_dev, C.pinned, 0));
+  C.tiny_args[0] = &C.buf;
+  C.tiny_args[1] = &C.a;
+  C.tiny_args[2] = &C.b;
+  std::vector<char> pageable(4096, 0);
+  CHECK_CU(cuCtxSynchronize());
+
+  // Warm-up of everything the GPU runs.
+  for (int i = 0; i < 100; i++) launch_tiny(C.st);
+  launch_spin(C.st, 1000);
+  sync(C.st);
+
+  // ---- host: launches ----------------------------------------------------------------------
+  const double h_launch = per_call(60, 32, [] { launch_tiny(C.st); },
+                                   [] { launch_spin(C.st, 300e3); }, [] { sync(C.st); });
+  CUlaunchConfig cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDimX = kBlocks;
+  cfg.gridDimY = cfg.gridDimZ = 1;
+  cfg.blockDimX = kThreads;
+  cfg.blockDimY = cfg.blockDimZ = 1;
+  cfg.hStream = C.st;
+  const double h_launch_ex = per_call(
+      60, 32, [&] { CHECK_CU(cuLaunchKernelEx(&cfg, C.tiny, C.tiny_args, nullptr)); },
+      [] { launch_spin(C.st, 300e3); }, [] { sync(C.st); });
+
+  // ---- host: graphs ------------------------------------------------------------------------
+  const int sizes[] = {1, 8, 32, 128, 512};
+  std::vector<double> xs, g_launch, g_update, g_inst, g_upload, add_per;
+  double set_params = NAN, exec_destroy = NAN, graph_destroy = NAN;
+  for (int n : sizes) {
+    std::vector<CUgraphNode> nodes;
+    double add_ns = 0;
+    CUgraph g = chain(std::string((size_t)n, 'k'), &nodes, &add_ns);
+    if (n == 512) add_per.push_back(add_ns / n);
+    std::vector<double> inst, upl, edestroy;
+    CUgraphExec e = nullptr;
+    const int R = 12;
+    for (int r = -1; r < R; r++) {
+      double t0 = now_ns();
+      e = instantiate(g);
+      double t1 = now_ns();
+      CHECK_CU(cuGraphUpload(e, C.st));
+      double t2 = now_ns();
+      sync(C.st);
+      if (r >= 0) {
+        inst.push_back(t1 - t0);
+        upl.push_back(t2 - t1);
+      }
+      if (r < R - 1) {
+        CHECK_CU(cuGraphLaunch(e, C.st));  // destroyed after a launch, as in use
+        sync(C.st);
+        t0 = now_ns();
+        CHECK_CU(cuGraphExecDestroy(e));
+        if (r >= 0) edestroy.push_back(now_ns() - t0);
+      }
+    }
+    // launches: 8 at a time behind a spin
+    std::vector<double> lv;
+    for (int r = -1; r < 15; r++) {
+      launch_spin(C.st, 300e3);
+      for (int i = 0; i < 8; i++) {
+        const double t0 = now_ns();
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        if (r >= 0) lv.push_back(now_ns() - t0);
+      }
+      sync(C.st);
+    }
+    // whole-graph update from an up-to-date template
+    std::vector<double> uv;
+    for (int r = -1; r < 12; r++) {
+      C.a = (r % 2) ? 1.0f : -1.0f;
+      for (CUgraphNode nd : nodes) {
+        CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+        CHECK_CU(cuGraphKernelNodeSetParams(nd, &p));
+      }
+      CUgraphExecUpdateResultInfo info;
+      memset(&info, 0, sizeof info);
+      const double t0 = now_ns();
+      CHECK_CU(cuGraphExecUpdate(e, g, &info));
+      const double t1 = now_ns();
+      if (info.result != CU_GRAPH_EXEC_UPDATE_SUCCESS) {
+        fprintf(stderr, "costs: cuGraphExecUpdate result %d\n", (int)info.result);
+        die(2);
+      }
+      if (r >= 0) uv.push_back(t1 - t0);
+    }
+    C.a = 1.0f;
+    if (n == 128) {
+      std::vector<double> sv;
+      for (int r = -1; r < 20; r++) {
+        C.b = (float)(r & 1);
+        const double t0 = now_ns();
+        for (CUgraphNode nd : nodes) {
+          CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+          CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
+        }
+        if (r >= 0) sv.push_back((now_ns() - t0) / n);
+      }
+      C.b = 0.0f;
+      set_params = median(sv);
+    }
+    sync(C.st);
+    CHECK_CU(cuGraphExecDestroy(e));
+    if (n == 32) {
+      exec_destroy = median(edestroy);
+      const double t0 = now_ns();
+      CHECK_CU(cuGraphDestroy(g));
+      graph_destroy = now_ns() - t0;
+    } else {
+      CHECK_CU(cuGraphDestroy(g));
+    }
+    xs.push_back(n);
+    g_launch.push_back(median(lv));
+    g_update.push_back(median(uv));
+    g_inst.push_back(median(inst));
+    g_upload.push_back(median(upl));
+  }
+  for (int r = 0; r < 8; r++) {  // more graph_add_node samples
+    double add_ns = 0;
+    CUgraph g = chain(std::string(512, 'k'), nullptr, &add_ns);
+    add_per.push_back(add_ns / 512);
+    CHECK_CU(cuGraphDestroy(g));
+  }
+  const Line f_launch = fit(xs, g_launch), f_update = fit(xs, g_update),
+             f_inst = fit(xs, g_inst), f_upload = fit(xs, g_upload);
+
+  // ---- host: events, streams, questions ----------------------------------------------------
+  std::vector<CUevent> evs(64);
+  const double h_event_create = per_call(
+      30, 64, [&, i = 0]() mutable { CHECK_CU(cuEventCreate(&evs[i++ % 64], CU_EVENT_DEFAULT)); },
+      [] {}, [&] {
+        for (auto e : evs) CHECK_CU(cuEventDestroy(e));
+      });
+  CUevent e0, e1;
+  CHECK_CU(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+  CHECK_CU(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+  const double h_event_record =
+      per_call(50, 32, [&] { CHECK_CU(cuEventRecord(e0, C.st)); }, [] {}, [] { sync(C.st); });
+  CHECK_CU(cuEventRecord(e1, C.st));
+  sync(C.st);
+  const double h_event_query = per_call(50, 100, [&] { CHECK_CU(cuEventQuery(e0)); });
+  float ms_dummy;
+  const double h_event_elapsed =
+      per_call(50, 100, [&] { CHECK_CU(cuEventElapsedTime(&ms_dummy, e0, e1)); });
+  const double h_wait_event =
+      per_call(50, 100, [&] { CHECK_CU(cuStreamWaitEvent(C.st2, e1, 0)); }, [] {},
+               [] { sync(C.st2); });
+  const double h_sync_empty = per_call(50, 100, [] { sync(C.st); });
+  const double h_stream_query = per_call(50, 100, [] { CHECK_CU(cuStreamQuery(C.st)); });
+  CUcontext cx;
+  const double h_ctx_get = per_call(50, 1000, [&] { CHECK_CU(cuCtxGetCurrent(&cx)); });
+  unsigned flags;
+  const double h_get_flags = per_call(50, 1000, [&] { CHECK_CU(cuStreamGetFlags(C.st, &flags)); });
+  const double h_get_ctx = per_call(50, 1000, [&] { CHECK_CU(cuStreamGetCtx(C.st, &cx)); });
+  unsigned memtype;
+  const double h_ptr_attr = per_call(50, 1000, [&] {
+    CHECK_CU(cuPointerGetAttribute(&memtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, C.buf));
+  });
+  // the same question about pageable memory fails (not a CUDA pointer): stderr only
+  const double h_ptr_attr_pageable = per_call(50, 1000, [&] {
+    (void)cuPointerGetAttribute(&memtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                (CUdeviceptr)(uintptr_t)pageable.data());
+  });
+  size_t poff, psize;
+  const double h_param_info =
+      per_call(50, 1000, [&] { CHECK_CU(cuFuncGetParamInfo(C.tiny, 0, &poff, &psize)); });
+
+  // ---- host: copies and memsets ------------------------------------------------------------
+  void *pin_src = (char *)C.pinned + 64, *pin_dst = (char *)C.pinned + 128;
+  const double h_htod = per_call(
+      50, 16, [&] { CHECK_CU(cuMemcpyHtoDAsync(C.small, pin_src, 8, C.st)); }, [] {},
+      [] { sync(C.st); });
+  const double h_dtoh = per_call(
+      50, 16, [&] { CHECK_CU(cuMemcpyDtoHAsync(pin_dst, C.small, 8, C.st)); }, [] {},
+      [] { sync(C.st); });
+  const double h_dtoh_pageable =
+      per_call(200, 1, [&] { CHECK_CU(cuMemcpyDtoHAsync(pageable.data(), C.small, 8, C.st)); },
+               [] {}, [] { sync(C.st); });
+  const double h_memset = per_call(
+      50, 16, [&] { CHECK_CU(cuMemsetD8Async(C.small, 0, 8, C.st)); }, [] {},
+      [] { sync(C.st); });
+  const double h_dtod = per_call(
+      50, 16, [&] { CHECK_CU(cuMemcpyDtoDAsync(C.small + 32, C.small, 8, C.st)); }, [] {},
+      [] { sync(C.st); });
+
+  // ---- GPU ---------------------------------------------------------------------------------
+  const double g_tiny = events_around(20, 100, [] { launch_tiny(C.st); });
+  const double g_memset =
+      events_around(10, 100, [&] { CHECK_CU(cuMemsetD8Async(C.small, 0, 8, C.st)); });
+  const double g_htod =
+      events_around(10, 100, [&] { CHECK_CU(cuMemcpyHtoDAsync(C.small, pin_src, 8, C.st)); });
+  const double g_dtoh =
+      events_around(10, 100, [&] { CHECK_CU(cuMemcpyDtoHAsync(pin_dst, C.small, 8, C.st)); });
+
+  // eager back-to-back: N kernels queued behind a spin of N x 5 us
+  const int N = 1000;
+  std::vector<double> eager_T;
+  int host_behind = 0;
+  for (int r = -1; r < 7; r++) {
+    launch_spin(C.st, N * 5e3);
+    const double t0 = now_ns();
+    CHECK_CU(cuEventRecord(e0, C.st));
+    for (int i = 0; i < N; i++) launch_tiny(C.st);
+    CHECK_CU(cuEventRecord(e1, C.st));
+    const double host = now_ns() - t0;
+    if (host > N * 5e3) host_behind++;
+    sync(C.st);
+    float ms;
+    CHECK_CU(cuEventElapsedTime(&ms, e0, e1));
+    if (r >= 0) eager_T.push_back((double)ms * 1e6);
+  }
+  if (host_behind)
+    fprintf(stderr, "costs: WARNING: %d of 8 eager bursts took the host longer than the spin "
+            "(eager_kernel_gap may include host time)\n", host_behind);
+  const double g_eager_gap = median(eager_T) / N - g_tiny;
+
+  CUgraph gk = chain(std::string(N, 'k'));
+  CUgraphExec ek = instantiate(gk);
+  CHECK_CU(cuGraphUpload(ek, C.st));
+  const double g_graph_gap = graph_gpu_median(ek, e0, e1, 7) / N - g_tiny;
+  CHECK_CU(cuGraphExecDestroy(ek));
+  CHECK_CU(cuGraphDestroy(gk));
+
+  const int K = 200;
+  std::string ka(K, 'k'), km, kc;
+  for (int i = 0; i < K; i++) {
+    km += "km";
+    kc += "kc";
+  }
+  CUgraph ga = chain(ka), gm = chain(km), gc = chain(kc);
+  CUgraphExec ea = instantiate(ga), em = instantiate(gm), ec = instantiate(gc);
+  CHECK_CU(cuGraphUpload(ea, C.st));
+  CHECK_CU(cuGraphUpload(em, C.st));
+  CHECK_CU(cuGraphUpload(ec, C.st));
+  const double TA = graph_gpu_median(ea, e0, e1, 9), TM = graph_gpu_median(em, e0, e1, 9),
+               TC = graph_gpu_median(ec, e0, e1, 9);
+  const double g_memset_gap = (TM - TA) / K - g_memset, g_memcpy_gap = (TC - TA) / K - g_dtoh;
+  for (CUgraphExec x : {ea, em, ec}) CHECK_CU(cuGraphExecDestroy(x));
+  for (CUgraph x : {ga, gm, gc}) CHECK_CU(cuGraphDestroy(x));
+
+  // round trip host -> GPU -> host through mapped memory
+  const unsigned rounds = 200;
+  unsigned *ping = C.flag + 1, *pongh = C.flag + 2;
+  *(volatile unsigned *)ping = 0;
+  *(volatile unsigned *)pongh = 0;
+  {
+    CUdeviceptr ping_d = C.flag_dev + 4, pong_d = C.flag_dev + 8;
+    unsigned n = rounds;
+    void *a[] = {&ping_d, &pong_d, &n};
+    CHECK_CU(cuLaunchKernel(C.pong, 1, 1, 1, 32, 1, 1, 0, C.st, a, nullptr));
+  }
+  std::vector<double> rtt;
+  for (unsigned k = 1; k <= rounds; k++) {
+    busy_wait_us(5);
+    const double t0 = now_ns();
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    *(volatile unsigned *)ping = k;
+    while (*(volatile unsigned *)pongh != k)
+      if (now_ns() - t0 > 2e9) {
+        fprintf(stderr, "costs: the ping-pong kernel did not answer round %u within 2 s\n", k);
+        die(2);
+      }
+    if (k > 10) rtt.push_back(now_ns() - t0);
+  }
+  sync(C.st);
+  const double g_rtt = median(rtt);
+
+  // launch latency: flag_tiny stores 1 at its start
+  CUdeviceptr fd = C.flag_dev;
+  unsigned one = 1;
+  void *fargs[] = {&C.buf, &C.a, &C.b, &fd, &one};
+  std::vector<double> ll_start, ll_ret;
+  for (int r = -5; r < 200; r++) {
+    auto l = flag_latency([&] {
+      CHECK_CU(cuLaunchKernel(C.flag_tiny, kBlocks, 1, 1, kThreads, 1, 1, 0, C.st, fargs, nullptr));
+    });
+    if (r >= 0) {
+      ll_start.push_back(l.first);
+      ll_ret.push_back(l.second);
+    }
+  }
+  CUgraph g1;
+  CHECK_CU(cuGraphCreate(&g1, 0));
+  {
+    CUgraphNode n;
+    CUDA_KERNEL_NODE_PARAMS p = tiny_node(fargs);
+    p.func = C.flag_tiny;
+    CHECK_CU(cuGraphAddKernelNode(&n, g1, nullptr, 0, &p));
+  }
+  CUgraphExec e1x = instantiate(g1);
+  CHECK_CU(cuGraphUpload(e1x, C.st));
+  sync(C.st);
+  std::vector<double> gl_start, gl_ret;
+  for (int r = -5; r < 200; r++) {
+    auto l = flag_latency([&] { CHECK_CU(cuGraphLaunch(e1x, C.st)); });
+    if (r >= 0) {
+      gl_start.push_back(l.first);
+      gl_ret.push_back(l.second);
+    }
+  }
+  CHECK_CU(cuGraphExecDestroy(e1x));
+  CHECK_CU(cuGraphDestroy(g1));
+  const double g_launch_lat = median(ll_start) - g_rtt / 2,
+               g_graph_lat = median(gl_start) - g_rtt / 2;
+
+  // diagnostics: the kernel's span from %globaltimer stamps, and the timer's resolution
+  std::vector<double> spans;
+  {
+    void *sa[] = {&C.buf, &C.a, &C.b, &C.slot};
+    const unsigned long long init[2] = {~0ull, 0ull};
+    unsigned long long got[2];
+    for (int r = -5; r < 200; r++) {
+      CHECK_CU(cuMemcpyHtoD(C.slot, init, sizeof init));
+      CHECK_CU(cuLaunchKernel(C.stamped, kBlocks, 1, 1, kThreads, 1, 1, 0, C.st, sa, nullptr));
+      sync(C.st);
+      CHECK_CU(cuMemcpyDtoH(got, C.slot, sizeof got));
+      if (r >= 0) spans.push_back((double)(got[1] - got[0]));
+    }
+  }
+  unsigned long long step = 0;
+  {
+    void *ta[] = {&C.slot};
+    CHECK_CU(cuLaunchKernel(C.timer_step, 1, 1, 1, 1, 1, 1, 0, C.st, ta, nullptr));
+    sync(C.st);
+    CHECK_CU(cuMemcpyDtoH(&step, C.slot, sizeof step));
+  }
+
+  CHECK_CU(cuEventDestroy(e0));
+  CHECK_CU(cuEventDestroy(e1));
+  CHECK_CU(cuCtxSynchronize());
+
+  // ---- output ------------------------------------------------------------------------------
+  struct KV {
+    const char *key;
+    double ns;
+  };
+  const KV host[] = {
+      {"launch", h_launch},
+      {"launch_ex", h_launch_ex},
+      {"graph_launch_base", f_launch.base},
+      {"graph_launch_per_node", f_launch.per},
+      {"exec_set_params_per_node", set_params},
+      {"exec_update_base", f_update.base},
+      {"exec_update_per_node", f_update.per},
+      {"graph_add_node", median(add_per)},
+      {"instantiate_base", f_inst.base},
+      {"instantiate_per_node", f_inst.per},
+      {"upload_base", f_upload.base},
+      {"upload_per_node", f_upload.per},
+      {"graph_destroy", exec_destroy},
+      {"event_create", h_event_create},
+      {"event_record", h_event_record},
+      {"event_query", h_event_query},
+      {"event_elapsed", h_event_elapsed},
+      {"stream_wait_event", h_wait_event},
+      {"stream_sync_empty", h_sync_empty},
+      {"stream_query", h_stream_query},
+      {"ctx_get_current", h_ctx_get},
+      {"stream_get_flags", h_get_flags},
+      {"stream_get_ctx", h_get_ctx},
+      {"pointer_get_attribute", h_ptr_attr},
+      {"func_get_param_info", h_param_info},
+      {"memcpy_htod_async_pinned", h_htod},
+      {"memcpy_dtoh_async_pinned", h_dtoh},
+      {"memcpy_dtoh_async_pageable", h_dtoh_pageable},
+      {"memset_async", h_memset},
+      {"memcpy_dtod_async", h_dtod},
+  };
+  const KV gpu[] = {
+      {"tiny_kernel", g_tiny},
+      {"eager_kernel_gap", g_eager_gap},
+      {"graph_kernel_gap", g_graph_gap},
+      {"launch_latency", g_launch_lat},
+      {"graph_launch_latency", g_graph_lat},
+      {"memset_small", g_memset},
+      {"memcpy_small_htod", g_htod},
+      {"memcpy_small_dtoh", g_dtoh},
+      {"graph_memset_gap", g_memset_gap},
+      {"graph_memcpy_gap", g_memcpy_gap},
+  };
+
+  char date[16];
+  const time_t tt = time(nullptr);
+  struct tm tmv;
+  gmtime_r(&tt, &tmv);
+  strftime(date, sizeof date, "%Y-%m-%d", &tmv);
+  printf("{\"schema\": \"libautograph-costs/1\", \"date\": \"%s\", \"device\": \"%s\", "
+         "\"driver\": \"%s\", \"cuda\": \"%d.%d\",\n \"host_ns\": {",
+         date, json_escape(name).c_str(), json_escape(driver_version()).c_str(), drv / 1000,
+         (drv % 1000) / 10);
+  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+    printf("%s\n  \"%s\": %.1f", i ? "," : "", host[i].key, host[i].ns);
+  printf("},\n \"gpu_ns\": {");
+  for (size_t i = 0; i < sizeof gpu / sizeof gpu[0]; i++)
+    printf("%s\n  \"%s\": %.1f", i ? "," : "", gpu[i].key, gpu[i].ns);
+  printf("}}\n");
+  fflush(stdout);
+
+  fprintf(stderr, "# costs: %s, driver %s, CUDA %d.%d, %s (ns)\n", name, driver_version().c_str(),
+          drv / 1000, (drv % 1000) / 10, date);
+  fprintf(stderr, "%-28s %12s\n", "host_ns", "ns");
+  for (const KV &kv : host) fprintf(stderr, "  %-26s %12.1f\n", kv.key, kv.ns);
+  fprintf(stderr, "%-28s %12s\n", "gpu_ns", "ns");
+  for (const KV &kv : gpu) fprintf(stderr, "  %-26s %12.1f\n", kv.key, kv.ns);
+  fprintf(stderr, "# per graph size (nodes: launch / update / instantiate / upload, host ns)\n");
+  for (size_t i = 0; i < xs.size(); i++)
+    fprintf(stderr, "  %4.0f: %10.1f %10.1f %12.1f %10.1f\n", xs[i], g_launch[i], g_update[i],
+            g_inst[i], g_upload[i]);
+  fprintf(stderr, "# diagnostics (not in the JSON)\n");
+  fprintf(stderr, "  cuGraphDestroy, 32 nodes         %10.1f\n", graph_destroy);
+  fprintf(stderr, "  pointer attribute, pageable      %10.1f (fails: not a CUDA pointer)\n",
+          h_ptr_attr_pageable);
+  fprintf(stderr, "  mapped-memory round trip         %10.1f\n", g_rtt);
+  fprintf(stderr, "  launch latency from the return   %10.1f (launch), %.1f (graph), RTT/2 "
+          "subtracted\n", median(ll_ret) - g_rtt / 2, median(gl_ret) - g_rtt / 2);
+  fprintf(stderr, "  tiny kernel span, %%globaltimer   %10.1f (timer step %llu ns)\n",
+          median(spans), step);
+  fprintf(stderr, "  graphs of %d: kernels %.1f, +memsets %.1f, +copies %.1f (GPU ns)\n", K, TA,
+          TM, TC);
+  fprintf(stderr, "# %.1f s in all\n", (now_ns() - t_start) * 1e-9);
+  return 0;
+}
