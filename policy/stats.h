@@ -58,7 +58,11 @@
     X(UNG_DENIED, "ungraphable.denied_name", "... name refused by AUTOGRAPH_ALLOW / DENY")   \
     X(UNG_LAYOUT, "ungraphable.unknown_layout", "... the driver could not describe the "     \
                                                 "parameters")                                  \
-    X(FL_COPY, "flushes.copy", "of flushes.ordering_point: by a copy or memset")
+    X(FL_COPY, "flushes.copy", "of flushes.ordering_point: by a copy or memset")            \
+    X(WATCHED, "launches.watched", "of launches.eager: passed on a stream without state, "    \
+                                   "their function not seen on it before (nothing learned)")   \
+    X(STREAMS, "streams.states", "stream states made (a stream gets one once a function "    \
+                                 "launched on it repeats, or for the legacy-stream rule)")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,
