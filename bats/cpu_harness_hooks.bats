@@ -43,12 +43,15 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     ag FUNCATTR_EXPECT_REPLAYS=1 "$H/funcattr" 6 6
     assert_success
     assert_output --partial "PASS funcattr"
-    # 6 cycles of 6 iterations, one per kind of call: iterations 2..4 of each replay (the
+    # 6 cycles of 6 iterations, one per kind of call: iterations 2..4 of each replay (3..4 in
+    # cycles 0 and 3, below; the
     # program checks it per cycle). The caches are dropped once per change (6, +1 for the model
     # check at the end) and once for each attribute first set after the engine started
     # (cuKernelSetAttribute, cuFuncSetCacheConfig, cuKernelSetCacheConfig: 3); the 24
     # same-value sets drop nothing.
-    at_least graphs.replays 18
+    # 3 replays in each cycle, 2 in the two that open with a function never launched on the
+    # stream (cycles 0 and 3: the stream is only watched until it repeats, cache/watch.h)
+    at_least graphs.replays 16
     assert_equal "$(stat cache.invalidations)" 10
     no_failures
 }

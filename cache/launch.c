@@ -9,6 +9,7 @@
 #include "cache/internal.h"
 #include "cache/profile.h"
 #include "cache/selftime.h"
+#include "cache/watch.h"
 
 __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
 
@@ -55,6 +56,13 @@ static inline CUresult pass_rested(const ag_launch *l)
 {
     ag_stat_inc(AG_ST_RESTED);
     return pass_timed(l);
+}
+
+/* A launch on a stream without state whose function was not seen there before (watch.h). */
+static __attribute__((noinline)) CUresult pass_watched(const ag_launch *l)
+{
+    ag_stat_inc(AG_ST_WATCHED);
+    return passthrough(l);
 }
 
 __attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
@@ -110,9 +118,13 @@ static inline CUresult launch_kernel(const ag_launch *l)
         return pass_rested(l);
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
-    ag_stream *st = ag_stream_of(l->stream, ptsz);
-    if (!st)
-        return passthrough(l);
+    ag_stream *st = ag_stream_last_hit(l->stream);
+    if (!st && !(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_FIND))) {
+        if (ag_watch_launch(l->stream, ptsz, l->f))
+            return pass_watched(l);
+        if (!(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_MAKE)))
+            return passthrough(l);
+    }
     ag_cross_flush(st);
     if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
         return pass_rested(l);

@@ -6,8 +6,10 @@
 
 #include "policy/log.h"
 #include "policy/options.h"
+#include "policy/stats.h"
 #include "cache/driver.h"
 #include "cache/graph.h"
+#include "cache/watch.h"
 
 pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int ag_nholding;
@@ -102,6 +104,7 @@ int ag_stream_prepare(ag_stream *st)
 {
     if (st->held)
         return 0;
+    ag_watch_learning(); /* it may be open from now on: the watch's legacy test (watch.h) */
     uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
         return -1;
@@ -136,7 +139,14 @@ static inline void remember_last(const ag_skey *k, int kind, unsigned long gen, 
     }
 }
 
-static ag_stream *lookup(const ag_skey *k, int kind, int create)
+/* Whether a lookup in mode `create` makes the state of a stream that has none. */
+static int makes(enum ag_lookup create, int kind)
+{
+    return create == AG_LOOKUP_MAKE ||
+           (create == AG_LOOKUP_ORDER && !ag_watch_rule_quiet(kind == AG_SK_LEGACY));
+}
+
+static ag_stream *lookup(const ag_skey *k, int kind, enum ag_lookup create, uint64_t wid)
 {
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     uintptr_t hv = (uintptr_t)k->stream ^ ((uintptr_t)k->ctx >> 4) ^ (uintptr_t)k->thread;
@@ -147,10 +157,14 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
         return t_cache[i].st;
     }
 
+    /* a stream the watch kept stateless (watch.h) is answered without the registry's lock */
+    int make = makes(create, kind);
+    if (!make && !ag_watch_may_have_state(wid))
+        return NULL;
     ag_stream *st;
     pthread_mutex_lock(&ag_registry_mu);
     HASH_FIND(hh, g_table, k, sizeof *k, st);
-    if (!st && !create) {
+    if (!st && !make) {
         pthread_mutex_unlock(&ag_registry_mu);
         return NULL;
     }
@@ -169,7 +183,9 @@ static ag_stream *lookup(const ag_skey *k, int kind, int create)
         if (!st) {
             if (kind == AG_SK_PTDS)
                 ptds_exit_watch();
+            ag_watch_state_made(wid);
             HASH_ADD(hh, g_table, key, sizeof n->key, n);
+            ag_stat_inc(AG_ST_STREAMS);
             if (kind == AG_SK_LEGACY)
                 n->ci->legacy = n;
             st = n;
@@ -198,7 +214,7 @@ uint64_t ag_thread_id(void)
     return t_tid;
 }
 
-ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create)
+ag_stream *ag_stream_lookup(CUstream s, int ptsz, enum ag_lookup create)
 {
     ag_skey k = { s, NULL, 0 };
     int kind = AG_SK_REGULAR;
@@ -215,7 +231,7 @@ ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create)
         if (kind == AG_SK_PTDS)
             k.thread = ag_thread_id();
     }
-    return lookup(&k, kind, create);
+    return lookup(&k, kind, create, ag_watch_stream_id(s, ptsz));
 }
 
 

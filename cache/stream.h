@@ -165,8 +165,15 @@ _Static_assert(offsetof(ag_stream, learn) + offsetof(ag_learn, t0) <= 128,
  * invalidated by ag_hot.registry_gen; retired states are emptied, never freed (DESIGN.md,
  * "Threads and locks"). */
 
-/* The lookup behind the two below. */
-ag_stream *ag_stream_lookup(CUstream s, int ptsz, int create);
+/* The lookup behind the ones below; `create` says when a state is made for a stream that has
+ * none: */
+enum ag_lookup {
+    AG_LOOKUP_FIND,                  /* never */
+    AG_LOOKUP_MAKE,                  /* always (the launch path, once the watch says so) */
+    AG_LOOKUP_ORDER,                 /* only where the legacy-stream rule may concern the stream
+                                      * (an ordering point or a copy: watch.h) */
+};
+ag_stream *ag_stream_lookup(CUstream s, int ptsz, enum ag_lookup create);
 
 /* The created stream this thread looked up last: programs mostly launch on one stream in a
  * row, and this answers them in a few instructions, before any other cache. */
@@ -185,13 +192,16 @@ static inline ag_stream *ag_stream_last_hit(CUstream s)
     return NULL;
 }
 
-/* The state for stream s as passed to a call through a plain (ptsz 0) or per-thread (ptsz 1)
- * entry point; created on first sight. NULL when the driver does not know the stream (the
- * call then passes through and gets the driver's error), or when out of memory. */
+/* The state for stream s as passed to an ordering point or a copy through a plain (ptsz 0) or
+ * per-thread (ptsz 1) entry point. A stream without state (one the watch keeps stateless until
+ * a function launched on it repeats, cache/watch.h) holds nothing and is not open, so it gets
+ * one only where the legacy-stream rule may have something to flush for it; NULL otherwise,
+ * and when the driver does not know the stream (the call then passes through and gets the
+ * driver's error), or when out of memory. */
 static inline ag_stream *ag_stream_of(CUstream s, int ptsz)
 {
     ag_stream *st = ag_stream_last_hit(s);
-    return st ? st : ag_stream_lookup(s, ptsz, 1);
+    return st ? st : ag_stream_lookup(s, ptsz, AG_LOOKUP_ORDER);
 }
 
 /* The same, but never creating a state (so never asking the driver about the stream): while
@@ -199,7 +209,7 @@ static inline ag_stream *ag_stream_of(CUstream s, int ptsz)
 static inline ag_stream *ag_stream_find(CUstream s, int ptsz)
 {
     ag_stream *st = ag_stream_last_hit(s);
-    return st ? st : ag_stream_lookup(s, ptsz, 0);
+    return st ? st : ag_stream_lookup(s, ptsz, AG_LOOKUP_FIND);
 }
 
 /* A number for the calling thread, unique for the life of the process. */

@@ -66,7 +66,11 @@
     X(POLICY_WHOLE, "policy.whole_graph", "sequences planned as one piece because the GPU "  \
                                           "was busy with earlier work when holds began")       \
     X(POLICY_ABORT_OFF, "policy.abort_backoffs", "sequences turned off for breaking off "    \
-                                                 "too often (the back-off doubles each time)")
+                                                 "too often (the back-off doubles each time)") \
+    X(WATCHED, "launches.watched", "of launches.eager: passed on a stream without state, "    \
+                                   "their function not seen on it before (nothing learned)")   \
+    X(STREAMS, "streams.states", "stream states made (a stream gets one once a function "    \
+                                 "launched on it repeats, or for the legacy-stream rule)")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,

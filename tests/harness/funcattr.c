@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     via_procaddr = (set_fn)pa;
     HX_ASSERT(via_dlsym && via_procaddr, "funcattr: cuFuncSetAttribute not found");
     uint32_t at = 0;
+    int x_ran[2] = { 0, 0 }; /* A, KC launched on s before */
     for (long c = 0; c < cycles; c++) {
         int kind = (int)(c % K_COUNT), on_kernel = kind == K_KERNEL || kind == K_KERNEL_CACHE;
         CUfunction X = on_kernel ? (CUfunction)KC : A;
@@ -127,12 +128,19 @@ int main(int argc, char **argv)
             if (j == 1)
                 before = graph_launches();
         }
-        /* the same-value sets of iterations 2..per-2 left the graph replaying */
+        /* the same-value sets of iterations 2..per-2 left the graph replaying -- from
+         * iteration 3 on in a cycle whose X never ran on s before (cycles 0 and 3: A, then
+         * KC): a value change drops the engine's state of s, and libautograph keeps a stream
+         * without state until a function launched on it repeats (cache/watch.h), so such a
+         * cycle's iteration 0 is only watched until X's second launch, and the sequence is
+         * learned in iterations 1 and 2 */
+        long want = per - 3 - !x_ran[on_kernel];
+        x_ran[on_kernel] = 1;
         if (getenv("FUNCATTR_EXPECT_REPLAYS"))
-            HX_ASSERT(graph_launches() >= before + (uint64_t)(per - 3),
+            HX_ASSERT(graph_launches() >= before + (uint64_t)want,
                       "funcattr, cycle %ld: %llu graph launches in the cycle, expected at "
                       "least %ld",
-                      c, (unsigned long long)(graph_launches() - before), per - 3);
+                      c, (unsigned long long)(graph_launches() - before), want);
     }
     /* The fake's model itself: the application's own graph keeps the value of its
      * instantiation, an eager launch takes the current one, and a launch asking for more

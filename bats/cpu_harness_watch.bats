@@ -1,0 +1,66 @@
+#!/usr/bin/env bats
+# The watch (cache/watch.h): a stream has no state until a function launched on it repeats, so
+# a process's first launches -- one launch (C1), N distinct kernels once (C2) -- make no stream
+# state and learn nothing; a loop is still learned and replayed, one iteration later. On the
+# fake driver. Build first: make lib harness.
+
+load harness
+
+setup_file() { harness_require distinct loop8; }
+setup() { harness_setup; }
+
+@test "watch: N distinct kernels once each make no stream state and learn nothing" {
+    local k n
+    for k in created legacy ptsz; do
+        for n in 1 50; do
+            ag "$H/distinct" $n 1 $k
+            assert_success
+            assert_output --partial "PASS distinct"
+            assert_equal "$(stat launches.watched)" $n
+            assert_equal "$(stat launches.eager)" $n
+            # neither the launches nor the synchronisation after them made a state
+            assert_equal "$(stat streams.states)" 0
+            assert_equal "$(stat sequences.seen)" 0
+        done
+    done
+}
+
+@test "watch: a loop of distinct kernels is learned from its second iteration, replayed from its fourth" {
+    local k
+    for k in created legacy ptsz; do
+        # iteration 0: 4 launches watched; 1: the first kernel repeats, the state is made, and
+        # the whole iteration is learned; 2: seen again (a template); 3..5 replayed
+        ag "$H/distinct" 4 6 $k
+        assert_success
+        assert_output --partial "PASS distinct"
+        assert_equal "$(stat launches.watched)" 4
+        assert_equal "$(stat streams.states)" 1
+        assert_equal "$(stat graphs.replays)" 3
+        assert_equal "$(stat launches.replayed)" 12
+        no_failures
+    done
+}
+
+@test "watch: a function repeated within the first iteration makes the state there" {
+    # loop8: A B C A ...: the 4th launch repeats A; that one and the rest are learned
+    ag "$H/loop8" 1
+    assert_success
+    assert_output --partial "PASS loop8"
+    assert_equal "$(stat launches.watched)" 3
+    assert_equal "$(stat streams.states)" 1
+    assert_equal "$(stat sequences.seen)" 1
+}
+
+@test "watch: with a profile loaded nothing is watched" {
+    # the first run saves the loop's sequence; the second loads it: a profile sequence may
+    # start at a function's first launches, so nothing is watched then
+    ag AUTOGRAPH_PROFILE="$BATS_TEST_TMPDIR/p.json" "$H/distinct" 4 6
+    assert_success
+    assert_equal "$(stat launches.watched)" 4
+    ag AUTOGRAPH_PROFILE="$BATS_TEST_TMPDIR/p.json" "$H/distinct" 4 1
+    assert_success
+    at_least profile.loaded 1
+    assert_output --partial "PASS distinct"
+    assert_equal "$(stat launches.watched)" 0
+    assert_equal "$(stat streams.states)" 1
+}
