@@ -3,6 +3,7 @@
  *   autograph [--stats[=FILE.json]] [--log=LEVEL] [--disable] [--] program [args...]
  *   autograph config [--markdown]
  *   autograph report [--markdown] FILE.json [FILE.json ...]
+ *   autograph trace dump|summary FILE
  *   autograph --help | --version
  *
  * It only sets AUTOGRAPH_* variables and LD_PRELOAD, then execs the program: everything else
@@ -16,6 +17,7 @@
 
 #include "policy/options.h"
 #include "report.h"
+#include "tracecmd.h"
 
 #ifndef AG_LIBDIR
 #define AG_LIBDIR "/usr/local/lib"
@@ -27,6 +29,7 @@ static void usage(FILE *f)
             "usage: autograph [--stats[=FILE.json]] [--log=LEVEL] [--disable] [--] program [args...]\n"
             "       autograph config [--markdown]\n"
             "       autograph report [--markdown] FILE.json [FILE.json ...]\n"
+            "       autograph trace dump|summary FILE\n"
             "       autograph --help | --version\n"
             "\n"
             "Runs program with libautograph preloaded: repeated CUDA launch sequences are\n"
@@ -39,6 +42,8 @@ static void usage(FILE *f)
             "  config           every AUTOGRAPH_* option with its default and current value\n"
             "  report           summary of AUTOGRAPH_STATS files: what was graphed, what\n"
             "                   was not and why, the estimated saving (one file per process)\n"
+            "  trace            an AUTOGRAPH_TRACE file, one line per record (dump) or\n"
+            "                   counted (summary)\n"
             "\n"
             "All options are also environment variables; see `autograph config`.\n");
 }
@@ -130,6 +135,8 @@ int main(int argc, char **argv)
     ag_options_set_announce(0);
     if (argc > 1 && !strcmp(argv[1], "report"))
         return ag_report_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "trace"))
+        return ag_trace_main(argc - 1, argv + 1);
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
