@@ -53,6 +53,8 @@ static size_t g_len;
 static uint32_t g_seq, g_next_name, g_next_func, g_next_tid;
 static uint64_t g_calls, g_dropped;
 static __thread uint32_t t_tid;
+static __thread int t_in;        /* inside a recorded call: a driver (or a shim) that calls an
+                                  * exported wrapper itself is one call, not two */
 static __thread uint8_t *t_pbuf; /* a launch's packed parameters */
 static __thread uint32_t t_pcap;
 
@@ -460,6 +462,9 @@ static void put_call_locked(ag_tr_hdr *h, size_t size, ag_tr_tok *t, int gpu_ok)
 
 int ag_tr_op_begin_slow(ag_tr_tok *t, CUstream s, int ptsz, int has_stream, const char *name)
 {
+    if (t_in)
+        return 0;
+    t_in = 1;
     uint64_t a = ag_now_ns();
     begin(t, a, s, ptsz, has_stream, has_stream && !strncmp(name, "cuGraphLaunch", 13));
     return 1;
@@ -469,6 +474,7 @@ void ag_tr_op_end(ag_tr_tok *t, uint32_t *name_id, const char *name, int cls, CU
                   uint64_t arg, uint64_t arg2)
 {
     uint64_t c = ag_now_ns();
+    t_in = 0;
     int gpu_ok = gpu_end(t, (CUstream)(uintptr_t)t->stream);
     ag_tr_op rec;
     memset(&rec, 0, sizeof rec);
@@ -539,6 +545,8 @@ static uint64_t param_hash(const ag_layout *lay, const ag_launch *l, uint32_t *b
 
 CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *))
 {
+    if (t_in)
+        return call(l);
     uint64_t a = ag_now_ns();
     ag_tr_launch rec;
     memset(&rec, 0, sizeof rec);
@@ -569,8 +577,10 @@ CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *
     rec.smem = l->smem;
     ag_tr_tok t;
     begin(&t, a, l->stream, ag_entry_ptsz(l->entry), 1, 1);
+    t_in = 1;
     CUresult r = call(l);
     uint64_t c = ag_now_ns();
+    t_in = 0;
     int gpu_ok = gpu_end(&t, l->stream);
     hdr(&rec.h, AG_TR_LAUNCH, sizeof rec, t.t_app, t.stream);
     rec.h.dur_ns = sat32(c - t.t);
@@ -585,6 +595,8 @@ CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *
 int ag_tr_rec_copy(const ag_copy *op, CUresult *res)
 {
     static const uint8_t elem[3] = { 1, 2, 4 };
+    if (t_in)
+        return 0; /* (then not recorded either: see ag_tr_op_begin_slow) */
     uint64_t a = ag_now_ns();
     ag_tr_copy rec;
     memset(&rec, 0, sizeof rec);
@@ -600,8 +612,10 @@ int ag_tr_rec_copy(const ag_copy *op, CUresult *res)
     rec.value = memset_op ? op->value : 0;
     ag_tr_tok t;
     begin(&t, a, op->stream, op->ptsz, 1, 1);
+    t_in = 1;
     CUresult r = ag_copy_call(op);
     uint64_t c = ag_now_ns();
+    t_in = 0;
     int gpu_ok = gpu_end(&t, op->stream);
     hdr(&rec.h, AG_TR_COPY, sizeof rec, t.t_app, t.stream);
     rec.h.dur_ns = sat32(c - t.t);
