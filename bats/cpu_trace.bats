@@ -274,3 +274,14 @@ args() {
     run "$t"
     assert_success
 }
+
+@test "trace: event queries and waits are handed out wrapped only while recording" {
+    local p="$BATS_TEST_DIRNAME/../build/tests/procaddr"
+    [ -x "$p" ] || skip "make progs first"
+    run env LD_PRELOAD="$LIB" "$p"
+    assert_success
+    assert_output --partial "PASS: 0 failures"
+    run env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" "$p"
+    assert_success
+    assert_output --partial "PASS: 0 failures"
+}
