@@ -12,6 +12,7 @@
 #include "cache/driver.h"
 #include "cache/gpumark.h"
 #include "cache/internal.h"
+#include "cache/tracerec.h"
 
 /* A copy record's values, in its arena blob: what an exec update may change. */
 typedef struct copy_vals {
@@ -134,6 +135,11 @@ static int mem_kind_cached(CUdeviceptr p)
     return kind;
 }
 
+int ag_copy_mem_kind(CUdeviceptr p)
+{
+    return mem_kind_cached(p);
+}
+
 /* Whether an operation with these kinds may be a graph node under mode. */
 static int may_hold(int mode, int entry, int dk, int sk)
 {
@@ -201,6 +207,11 @@ static CUresult call(int entry, void *fn, CUdeviceptr dst, CUdeviceptr src, uint
     default: /* cuMemcpyAsync, cuMemcpyDtoDAsync_v2 */
         return ((dd_fn)fn)(dst, src, n, s);
     }
+}
+
+CUresult ag_copy_call(const ag_copy *op)
+{
+    return call(op->entry, op->real, op->dst, op->src, op->value, op->n, op->stream);
 }
 
 static void *plain_fn(int entry)
@@ -392,6 +403,8 @@ idle:;
 
 int ag_copy_offer(const ag_copy *op, CUresult *res)
 {
+    if (AG_UNLIKELY(ag_tr_active())) /* recording a trace (the engine is disabled) */
+        return ag_tr_rec_copy(op, res);
     int mode = (int)ag_opt(AG_OPT_COPY_NODES);
     if (mode == AG_COPY_OFF || !op->n || op->entry >= AG_CP_COUNT || !ag_engine_on() ||
         atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ||

@@ -49,6 +49,12 @@ typedef struct ag_copy {
  * driver, as for any other stream operation. */
 int ag_copy_offer(const ag_copy *op, CUresult *res);
 
+/* What p is (enum ag_mem): the classification the offer uses, remembered per thread until
+ * ag_copy_forget. For the trace recorder. */
+int ag_copy_mem_kind(CUdeviceptr p);
+/* Calls the driver for op exactly as the application made it (op->real, op->stream). */
+CUresult ag_copy_call(const ag_copy *op);
+
 /* Memory may change kind (a free, an unregistration, a context torn down): what was learned
  * about pointers is forgotten. Called before every such call. */
 void ag_copy_forget(void);

@@ -30,6 +30,7 @@
     X(cuCtxSetCurrent, (CUcontext))                                                             \
     X(cuStreamGetFlags, (CUstream, unsigned *))                                                 \
     X(cuStreamGetCtx, (CUstream, CUcontext *))                                                  \
+    X(cuStreamGetPriority, (CUstream, int *))                 /* the trace recorder */         \
     X(cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *))                                 \
     X(cuStreamGetAttribute, (CUstream, CUstreamAttrID, CUstreamAttrValue *))                    \
     X(cuGraphCreate, (CUgraph *, unsigned))                                                     \

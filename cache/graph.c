@@ -11,7 +11,7 @@
 #include "cache/copy.h"
 #include "cache/driver.h"
 #include "cache/internal.h"
-#include "cache/trace.h"
+#include "cache/nvtx.h"
 
 atomic_long ag_graphs_live, ag_graph_mem_live;
 
@@ -437,13 +437,13 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
         ag_tmpl_drop_graph(st, T);
         return -1;
     }
-    if (!T->trace_name)
-        T->trace_name = ag_trace_name(T->key, T->len, T->nodes[0].lay->name);
-    ag_trace_push(T->trace_name);
+    if (!T->nvtx_name)
+        T->nvtx_name = ag_nvtx_name(T->key, T->len, T->nodes[0].lay->name);
+    ag_nvtx_push(T->nvtx_name);
     uint64_t tl = ag_now_ns();
     CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(P->exec, st->issue);
     uint64_t te = ag_now_ns();
-    ag_trace_pop();
+    ag_nvtx_pop();
     if (r) {
         ag_log(AG_LOG_INFO, "launch of sequence %016llx failed (%d); dropping its graph",
                (unsigned long long)T->key, (int)r);

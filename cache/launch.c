@@ -10,6 +10,7 @@
 #include "cache/profile.h"
 #include "cache/selftime.h"
 #include "cache/watch.h"
+#include "cache/tracerec.h"
 
 __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
 
@@ -109,8 +110,8 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l);
 static inline CUresult launch_kernel(const ag_launch *l)
 {
     ag_stat_inc((enum ag_stat)l->entry);
-    if (AG_UNLIKELY(!ag_engine_on()))
-        return passthrough(l);
+    if (AG_UNLIKELY(!ag_engine_on())) /* (recording a trace keeps the engine disabled) */
+        return AG_UNLIKELY(ag_tr_active()) ? ag_tr_rec_launch(l, passthrough) : passthrough(l);
     int ptsz = ag_entry_ptsz(l->entry);
     if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
         return launch_in_capture(l, ptsz);

@@ -6,9 +6,11 @@
 #include "policy/options.h"
 #include "cache/internal.h"
 #include "cache/process.h"
+#include "cache/tracerec.h"
 
 ag_hot_t ag_hot __attribute__((aligned(64))) = { .registry_gen = 1 };
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT, g_prepare_once = PTHREAD_ONCE_INIT;
+static int g_tracing; /* AUTOGRAPH_TRACE is set: the engine stays disabled (tracerec.h) */
 
 /* The engine's state only moves forward: UNINIT, then ON or DISABLED, then EXITING; any state
  * may become FORKED (in a fork child). */
@@ -31,27 +33,33 @@ static void at_exit(void)
     set_state(AG_ENGINE_EXITING);
     if (was_on)
         ag_flush_all(AG_ST_FL_EXIT);
-    ag_profile_save();
+    if (!g_tracing) /* (a recording run learns nothing: the profile stays as it was) */
+        ag_profile_save();
     ag_report_stats();
+    ag_tr_finish();
 }
 
 static void before_fork(void)
 {
     if (ag_engine_started()) /* (never starts it: registered at cuInit, before any launch) */
         ag_flush_all(AG_ST_FL_EXIT);
+    ag_tr_before_fork();
 }
 
 static void in_child(void)
 {
     /* The child must never touch the parent's graphs or locks: pass everything through. */
     set_state(AG_ENGINE_FORKED);
+    ag_tr_in_child();
 }
 
-/* What can be done before the first launch: options read, the fork handlers, the profile. */
+/* What can be done before the first launch: options read, the fork handlers, the trace file,
+ * the profile. */
 static void prepare(void)
 {
     pthread_atfork(before_fork, NULL, in_child);
-    if (!ag_opt(AG_OPT_DISABLE))
+    g_tracing = ag_tr_prepare();
+    if (!ag_opt(AG_OPT_DISABLE) && !g_tracing)
         ag_profile_load();
 }
 
@@ -64,9 +72,11 @@ static void init(void)
 {
     atexit(at_exit); /* registered after cudart's own: runs before its teardown */
     ag_engine_prepare();
-    if (ag_opt(AG_OPT_DISABLE)) {
+    if (ag_opt(AG_OPT_DISABLE) || g_tracing) {
+        /* a recording run records the program's own eager behaviour: nothing is held */
         set_state(AG_ENGINE_DISABLED);
-        ag_log(AG_LOG_INFO, "disabled by AUTOGRAPH_DISABLE: launches pass through");
+        ag_log(AG_LOG_INFO, "disabled by %s: launches pass through",
+               g_tracing ? "AUTOGRAPH_TRACE (recording a trace)" : "AUTOGRAPH_DISABLE");
         return;
     }
     set_state(AG_ENGINE_ON);

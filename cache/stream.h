@@ -77,7 +77,7 @@ typedef struct ag_tmpl {
     uint32_t broken[4];              /* occurrences broken off: divergence, time-out, copy,
                                       * graph call failures (enum ag_tmpl_break) */
     uint64_t replays, eager_runs;
-    void *trace_name;                /* NVTX registered string, once built */
+    void *nvtx_name;                 /* NVTX registered string, once built */
     struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
                                       * time (nodes unknown until it completes) */
     struct ag_tmpl *next_first;      /* templates with the same first shape */

@@ -4,6 +4,7 @@
  *   autograph config [--markdown]
  *   autograph report [--markdown] FILE.json [FILE.json ...]
  *   autograph simulate [OPTIONS] TRACE...   (execs autograph-sim: docs/MODEL.md)
+ *   autograph trace dump|summary FILE
  *   autograph --help | --version
  *
  * It only sets AUTOGRAPH_* variables and LD_PRELOAD, then execs the program: everything else
@@ -17,6 +18,7 @@
 
 #include "policy/options.h"
 #include "report.h"
+#include "tracecmd.h"
 
 #ifndef AG_LIBDIR
 #define AG_LIBDIR "/usr/local/lib"
@@ -32,6 +34,7 @@ static void usage(FILE *f)
             "       autograph config [--markdown]\n"
             "       autograph report [--markdown] FILE.json [FILE.json ...]\n"
             "       autograph simulate [--costs F] [--json F] [--explain] [--opt K=V]... TRACE...\n"
+            "       autograph trace dump|summary FILE\n"
             "       autograph --help | --version\n"
             "\n"
             "Runs program with libautograph preloaded: repeated CUDA launch sequences are\n"
@@ -46,6 +49,8 @@ static void usage(FILE *f)
             "                   was not and why, the estimated saving (one file per process)\n"
             "  simulate         replays AUTOGRAPH_TRACE files through the engine over a simulated\n"
             "                   driver and GPU: predicted eager and libautograph times\n"
+            "  trace            an AUTOGRAPH_TRACE file, one line per record (dump) or\n"
+            "                   counted (summary)\n"
             "\n"
             "All options are also environment variables; see `autograph config`.\n");
 }
@@ -180,6 +185,8 @@ int main(int argc, char **argv)
         return ag_report_main(argc - 1, argv + 1);
     if (argc > 1 && !strcmp(argv[1], "simulate"))
         return simulate(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "trace"))
+        return ag_trace_main(argc - 1, argv + 1);
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];

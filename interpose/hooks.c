@@ -12,6 +12,9 @@
 #include "cache/driver.h"
 #include "cache/engine.h"
 #include "cache/funcattr.h"
+#include "cache/tracefmt.h"
+#include "cache/tracerec.h"
+#include "cache/clock.h"
 #include "real.h"
 
 /* What each kind of ordering point tells the engine, before and after the real call. The
@@ -42,6 +45,26 @@
 #define AG_POST_FREE_ASYNC(s, ptsz, r) (void)0
 #define AG_POST_CAPTURE_BEGIN(s, ptsz, r) ag_order_capture_begin_done(s, ptsz, r)
 #define AG_POST_CAPTURE_END(s, ptsz, r) ag_order_capture_end_done(s, ptsz)
+/* Event queries, waits and timings (class OBSERVE): nothing for the engine; only the trace
+ * recorder sees them, and they are handed out only while it records (real.c). */
+#define AG_PRE_OBSERVE(s, ptsz) CUDA_SUCCESS
+#define AG_POST_OBSERVE(s, ptsz, r) (void)0
+#define AG_OFFER_OBSERVE(name, ptsz, rp, args) 0
+#define AG_TRC_OBSERVE AG_TRC_OTHER
+
+/* Whether the calls of a class name a stream, for the trace recorder (the others' `s` is
+ * NULL, or for SYNC the default stream the class implies). */
+#define AG_TR_HAS_STREAM_STREAM 1
+#define AG_TR_HAS_STREAM_COPY 1
+#define AG_TR_HAS_STREAM_STREAM_ATTR 1
+#define AG_TR_HAS_STREAM_DESTROY 1
+#define AG_TR_HAS_STREAM_FREE_ASYNC 1
+#define AG_TR_HAS_STREAM_CAPTURE_BEGIN 1
+#define AG_TR_HAS_STREAM_CAPTURE_END 1
+#define AG_TR_HAS_STREAM_SYNC 0
+#define AG_TR_HAS_STREAM_ALL 0
+#define AG_TR_HAS_STREAM_INVALIDATE 0
+#define AG_TR_HAS_STREAM_OBSERVE 0
 
 /* The offer of a COPY-class call (0 for every other class: not offered). */
 #define AG_OFFER_STREAM(name, ptsz, rp, args) 0
@@ -92,8 +115,11 @@ AG_OFFER_MEMCPY(cuMemcpyDtoHAsync_v2_ptsz, AG_CP_DTOH, void *, CUdeviceptr)
 AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
 AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
 
-#define AG_HOOK(action, name, ptsz, params, args, s)                                           \
+/* While a trace is recorded (ag_tr_on), the real call is recorded with the name, class and
+ * argument (the event, the byte count: arg, arg2) the generator found for it. */
+#define AG_HOOK(action, name, ptsz, params, args, s, arg, arg2)                                \
     static CUresult(CUDAAPI *real_##name) params;                                              \
+    static uint32_t trname_##name;                                                             \
     AG_EXPORT CUresult CUDAAPI name params                                                     \
     {                                                                                          \
         if (AG_UNLIKELY(!real_##name) && (ag_real_init() != 0 || !real_##name))                \
@@ -102,7 +128,11 @@ AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
         if (AG_OFFER_##action(name, ptsz, &r, args))                                           \
             return r;                                                                          \
         CUresult pending = AG_PRE_##action(s, ptsz);                                           \
+        ag_tr_tok tr_tok;                                                                      \
+        int tr = ag_tr_op_begin(&tr_tok, s, ptsz, AG_TR_HAS_STREAM_##action, #name);           \
         r = real_##name args;                                                                  \
+        if (AG_UNLIKELY(tr))                                                                   \
+            ag_tr_op_end(&tr_tok, &trname_##name, #name, AG_TRC_##action, r, arg, arg2);       \
         AG_POST_##action(s, ptsz, r);                                                          \
         return AG_UNLIKELY(pending) ? ag_order_result(s, ptsz, r, pending) : r;                \
     }
@@ -115,12 +145,17 @@ AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
  * many libraries do before every launch -- costs one lookup (cache/funcattr.h). */
 #define AG_FUNCATTR_HOOK(name, params, args, h, attr, dev, val)                                \
     static CUresult(CUDAAPI *real_##name) params;                                              \
+    static uint32_t trname_##name;                                                             \
     AG_EXPORT CUresult CUDAAPI name params                                                     \
     {                                                                                          \
         if (AG_UNLIKELY(!real_##name) && (ag_real_init() != 0 || !real_##name))                \
             return CUDA_ERROR_NOT_FOUND;                                                       \
         int how = ag_funcattr_begin(h, attr, dev, val);                                        \
+        ag_tr_tok tr_tok;                                                                      \
+        int tr = ag_tr_op_begin(&tr_tok, NULL, 0, 0, #name);                                   \
         CUresult r = real_##name args;                                                         \
+        if (AG_UNLIKELY(tr))                                                                   \
+            ag_tr_op_end(&tr_tok, &trname_##name, #name, AG_TRC_FUNCATTR, r, 0, 0);            \
         ag_funcattr_end(h, attr, dev, val, how, r);                                            \
         return r;                                                                              \
     }
@@ -144,18 +179,23 @@ AG_EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
 {
     if (AG_UNLIKELY(!real_cuInit) && (ag_real_init() != 0 || !real_cuInit))
         return CUDA_ERROR_NOT_FOUND;
+    uint64_t t0 = ag_now_ns();
     CUresult r = real_cuInit(flags);
+    uint64_t t1 = ag_now_ns();
     if (r == CUDA_SUCCESS) {
-        ag_engine_prepare();
+        ag_engine_prepare(); /* opens the trace, when one is to be recorded */
         ag_image_warm();
     }
+    if (AG_UNLIKELY(ag_tr_active()))
+        ag_tr_init_call(t0, t1, r);
     return r;
 }
 
 /* Everything we wrap: the generated wrappers, then the hand-written ones (launch.c and
  * procaddr.c, whose real functions live in ag_drv and real.h, and those above). */
 ag_hook ag_hook_table[] = {
-#define AG_HOOK(action, name, ptsz, params, args, s) { #name, (void *)name, (void **)&real_##name },
+#define AG_HOOK(action, name, ptsz, params, args, s, arg, arg2)                                \
+    { #name, (void *)name, (void **)&real_##name, AG_TRC_##action == AG_TRC_OTHER },
 #include "hooks_gen.h"
 #undef AG_HOOK
     { "cuLaunchKernel", (void *)cuLaunchKernel, (void **)&ag_drv.cuLaunchKernel },

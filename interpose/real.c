@@ -9,6 +9,7 @@
 
 #include "cache/driver.h"
 #include "policy/log.h"
+#include "policy/options.h"
 
 ag_driver ag_drv;
 
@@ -36,6 +37,13 @@ static const ag_hook **g_by_name, **g_by_real;
 static size_t g_nreal;
 static int g_init_rc = -1;
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+/* A trace-only wrapper (an event query, say) is no ordering point: where no trace is recorded
+ * the application keeps the driver's own function, and pays nothing for the wrapper. */
+static void *wrapper_of(const ag_hook *k)
+{
+    return !k->trace_only || *ag_opt_str(AG_OPT_TRACE) ? k->wrapper : NULL;
+}
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -95,14 +103,14 @@ void *ag_real_wrapper_for(const char *name, void *real)
         const ag_hook **hit = bsearch(&kp, g_by_name, ag_hook_count, sizeof *g_by_name, cmp_name);
         /* Only the real function of that name: a caller's handle may resolve the name to
          * something else (another library's shim), which we leave alone. */
-        return hit && *(*hit)->real == real ? (*hit)->wrapper : NULL;
+        return hit && *(*hit)->real == real ? wrapper_of(*hit) : NULL;
     }
     size_t lo = 0, hi = g_nreal;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         uintptr_t r = (uintptr_t)*g_by_real[mid]->real;
         if (r == (uintptr_t)real)
-            return g_by_real[mid]->wrapper;
+            return wrapper_of(g_by_real[mid]);
         if (r < (uintptr_t)real)
             lo = mid + 1;
         else

@@ -19,6 +19,9 @@ typedef struct ag_hook {
     const char *name;
     void *wrapper;
     void **real;     /* where the real function's address is kept */
+    int trace_only;  /* only the trace recorder wants it (class OBSERVE of tools/gen_hooks.py):
+                      * handed out by dlsym and cuGetProcAddress only when AUTOGRAPH_TRACE is
+                      * set (direct calls reach its exported wrapper anyway) */
 } ag_hook;
 
 /* Resolves libcuda and every real function once; safe to call from any thread, any number

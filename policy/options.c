@@ -31,6 +31,11 @@ static int valid_path(const char *s)
     return 1;
 }
 
+static int valid_trace(const char *s)
+{
+    return valid_path(s) && strcmp(s, "0") && strcmp(s, "1"); /* a file name, not a switch */
+}
+
 static int valid_globs(const char *s)
 {
     /* comma-separated fnmatch patterns: anything printable, no empty list items */
@@ -80,6 +85,12 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
                             "memory), all (also into pageable host memory), off" },
     [AG_OPT_FAULT] = { "FAULT", AG_T_STR, "", 0, 0, NULL, ag_fault_spec_valid,
                        "testing only: make graph calls fail, e.g. instantiate:1,update:3" },
+    [AG_OPT_TRACE] = { "TRACE", AG_T_STR, "", 0, 0, NULL, valid_trace,
+                       "record every call into this file (%p: pid, %h: host; docs/TRACE.md); "
+                       "the program then runs eagerly, nothing graphed" },
+    [AG_OPT_TRACE_GPU] = { "TRACE_GPU", AG_T_BOOL, "0", 0, 1, NULL, NULL,
+                           "1: the trace also holds each launch's, copy's and graph launch's "
+                           "GPU time (CUDA events around it)" },
 };
 
 static struct {

@@ -23,6 +23,8 @@ typedef enum ag_opt_id {
     AG_OPT_BENEFIT,
     AG_OPT_COPY_NODES,
     AG_OPT_FAULT,
+    AG_OPT_TRACE,
+    AG_OPT_TRACE_GPU,
     AG_OPT_COUNT
 } ag_opt_id;
 

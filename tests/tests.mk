@@ -1,5 +1,6 @@
 # Unit tests of the library's pure parts (no GPU, no driver): `make test-unit`.
-UNIT_TESTS := test_learn test_benefit test_pieces test_options test_layout test_report
+UNIT_TESTS := test_learn test_benefit test_pieces test_options test_layout test_report \
+              test_traceread
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 UNIT_CFLAGS := $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers -g -O1 $(UNIT_SANITIZE)
@@ -10,6 +11,7 @@ $(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c
 $(BUILD)/tests/test_pieces: tests/test_pieces.c policy/pieces.c
 $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
 $(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h
+$(BUILD)/tests/test_traceread: tests/test_traceread.c cli/traceread.c cli/traceread.h
 $(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c policy/filter.c \
                             $(POLICY_BASE)
 

@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures;
@@ -73,6 +74,19 @@ int main(void)
     void *get = gpa("cuDeviceGet", 2000, 0);
     Dl_info di;
     EXPECT(get && dladdr(get, &di) && !strstr(di.dli_fname, "libautograph"), "cuDeviceGet is not ours");
+    /* event queries, waits and timings are ours only while a trace is recorded (class
+     * OBSERVE of tools/gen_hooks.py): otherwise dlsym gives the driver's own. (Not checked
+     * through cuGetProcAddress here: the fake's table holds the addresses of its exported
+     * functions, which the preloaded library's exports interpose, so its answer is ours
+     * either way; a real driver answers with its own.) */
+    const char *tr = getenv("AUTOGRAPH_TRACE");
+    int tracing = tr && *tr;
+    const char *observed[] = { "cuEventQuery", "cuEventSynchronize", "cuEventElapsedTime_v2" };
+    for (size_t i = 0; i < sizeof observed / sizeof observed[0]; i++) {
+        void *q = dlsym(cuda, observed[i]);
+        EXPECT(q && (q == ours(observed[i])) == tracing, "%s (dlsym) -> %p, tracing %d",
+               observed[i], q, tracing);
+    }
     /* cuInit is ours: the engine sets itself up there */
     EXPECT(gpa("cuInit", 2000, 0) == ours("cuInit"), "cuInit@2000");
 

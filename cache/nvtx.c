@@ -1,5 +1,5 @@
-/* NVTX ranges around replays (see trace.h). */
-#include "cache/trace.h"
+/* NVTX ranges around replays (see nvtx.h). */
+#include "cache/nvtx.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ static nvtxDomainHandle_t domain(void)
     return g_domain;
 }
 
-void *ag_trace_name(uint64_t key, uint32_t len, const char *first)
+void *ag_nvtx_name(uint64_t key, uint32_t len, const char *first)
 {
     char buf[200];
     snprintf(buf, sizeof buf, "autograph: sequence %016llx, %u launches: %s...",
@@ -28,7 +28,7 @@ void *ag_trace_name(uint64_t key, uint32_t len, const char *first)
     return (void *)nvtxDomainRegisterStringA(domain(), buf);
 }
 
-void ag_trace_push(void *name)
+void ag_nvtx_push(void *name)
 {
     nvtxEventAttributes_t a = { 0 };
     a.version = NVTX_VERSION;
@@ -38,7 +38,7 @@ void ag_trace_push(void *name)
     nvtxDomainRangePushEx(domain(), &a);
 }
 
-void ag_trace_pop(void)
+void ag_nvtx_pop(void)
 {
     nvtxDomainRangePop(domain());
 }

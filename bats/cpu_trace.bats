@@ -1,0 +1,287 @@
+#!/usr/bin/env bats
+# The trace recorder (AUTOGRAPH_TRACE, cache/tracerec.c) and its reader (`autograph trace`,
+# cli/traceread.c) on the fake driver. The counts below are derived from the scenarios'
+# sources: tests/harness/loop8.c (8 launches of 4 kernels and a cuStreamSynchronize per
+# iteration, one stream, destroyed at the end) and tests/harness/traceops.c (its header
+# comment). Build first: make lib cli harness build/tests/test_traceread.
+
+bats_require_minimum_version 1.5.0
+load harness
+
+setup_file() { harness_require loop8 traceops event fork; }
+setup() {
+    harness_setup
+    CLI="$BATS_TEST_DIRNAME/../build/autograph"
+    T="$BATS_TEST_TMPDIR/t.bin"
+}
+
+# rec [VAR=VALUE...] PROGRAM [ARGS...]: the program with the library, recording into $T.
+rec() {
+    run --separate-stderr timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" "$@"
+}
+
+# dump FILE: `autograph trace dump`, which must read the whole file.
+dump() {
+    "$CLI" trace dump "$1" >"$BATS_TEST_TMPDIR/dump.txt" || fail "trace dump failed"
+}
+
+# calls TYPE [NAME]: lines of the dump of that record type (OP: of that function).
+calls() {
+    awk -v t="$1" -v n="${2:-}" '{ for (i = 1; i <= NF; i++) if ($i == t && $(i + 1) == "stream") {
+        if (n == "" || $(i + 3) == n) c++; break } } END { print c + 0 }' "$BATS_TEST_TMPDIR/dump.txt"
+}
+
+# records TYPE: lines of the dump starting with that record type (NAME FUNC STREAM GPU END).
+records() {
+    awk -v t="$1" '$1 == t { c++ } END { print c + 0 }' "$BATS_TEST_TMPDIR/dump.txt"
+}
+
+# args NAME: the arg (and arg2) of every OP record of that function, one line each.
+args() {
+    awk -v n="$1" '{ for (i = 1; i <= NF; i++) if ($i == "OP" && $(i + 3) ~ "^" n) {
+        a = ""; for (j = i; j <= NF; j++) if ($j == "arg" || $j == "arg2") a = a " " $(j + 1)
+        print a; break } }' "$BATS_TEST_TMPDIR/dump.txt"
+}
+
+@test "trace: recording does not change what the program does (its output and the fake's counters)" {
+    local p
+    for p in "loop8 20" "traceops 6" "event 10"; do
+        run timeout 60 $H/$p
+        assert_success
+        local plain="$output"
+        rec $H/$p
+        assert_success
+        # the one difference: the driver's "end of the list" answers to the parameter-layout
+        # probes (cuFuncGetParamInfo), one per kernel
+        diff <(grep -v api_errors <<<"$plain") <(grep -v api_errors <<<"$output") ||
+            fail "$p: the output differs under AUTOGRAPH_TRACE"
+        assert_output --partial "PASS ${p% *}"
+        dump "$T"
+    done
+}
+
+@test "trace: recording keeps the engine from graphing (the program's own eager run)" {
+    ag env AUTOGRAPH_TRACE="$T" "$H/loop8" 20
+    assert_success
+    assert_equal "$(stat graphs.built)" 0
+    assert_equal "$(stat launches.replayed)" 0
+    assert_equal "$(fc graph_launches)" 0
+    assert_equal "$(fc eager_launches)" 160
+}
+
+@test "trace: loop8 -- launches, ordering points, functions, the stream, hashes, sequence, times" {
+    rec "$H/loop8" 12
+    assert_success
+    dump "$T"
+    assert_equal "$(calls LAUNCH)" 96
+    assert_equal "$(calls OP cuStreamSynchronize)" 12
+    assert_equal "$(calls OP cuStreamDestroy_v2)" 1
+    assert_equal "$(calls OP cuInit)" 1
+    assert_equal "$(calls OP cuMemcpyHtoD_v2)" 1 # hx_dev_u64's initial value
+    assert_equal "$(records FUNC)" 4
+    for k in loop_a loop_b loop_c loop_d; do
+        grep -q "^FUNC .* CUfunction .* name $k\$" "$BATS_TEST_TMPDIR/dump.txt" || fail "no FUNC for $k"
+    done
+    assert_equal "$(records STREAM)" 1
+    grep -q "^STREAM .* ctx 0x" "$BATS_TEST_TMPDIR/dump.txt" || fail "the stream's context is missing"
+    # every launch on that stream, with a function described before it
+    awk '$1 == "FUNC" { f[$3] = 1 } $1 == "STREAM" { s = $2 }
+         { for (i = 1; i <= NF; i++) if ($i == "LAUNCH") {
+             if ($(i + 2) != s) { print "launch on another stream: " $0; bad = 1 }
+             if (!f[$(i + 4)]) { print "launch of an undescribed function: " $0; bad = 1 } } }
+         END { exit bad }' "$BATS_TEST_TMPDIR/dump.txt"
+    # the 8 launches of an iteration have 8 different (function, arguments); every iteration
+    # repeats them: 8 distinct parameter hashes, 12 times each
+    run awk '{ for (i = 1; i <= NF; i++) if ($i == "LAUNCH") for (j = i; j <= NF; j++)
+               if ($j == "hash") n[$(i + 4) " " $(j + 1)]++ }
+             END { for (k in n) { d++; if (n[k] != 12) bad = 1 } print d, bad + 0 }' "$BATS_TEST_TMPDIR/dump.txt"
+    assert_output "8 0"
+    # seq: 0, 1, 2, ... in file order; END counts them all: 96 + 12 + 1 + 1 + 1 calls
+    run awk '{ for (i = 1; i <= NF; i++) if ($i == "seq" && $1 != "GPU") { if ($(i + 1) != n) bad = 1; n++ } }
+             $1 == "END" { print n, $5, bad + 0 }' "$BATS_TEST_TMPDIR/dump.txt"
+    assert_output "111 111 0"
+    # one thread: a call begins after the one before it ended (the recorder's own time is
+    # taken out of the timestamps, never more than that)
+    run awk '{ for (i = 1; i <= NF; i++) if ($i == "seq" && $1 != "GPU") {
+                 t = $1; d = $3; sub(/^\+/, "", d); if ($3 == "+") d = $4
+                 if (n && t + 0.002 < end) { print "overlap at " $0; bad = 1 }
+                 end = t + d; n++ } } END { exit bad }' "$BATS_TEST_TMPDIR/dump.txt"
+    assert_success
+}
+
+@test "trace: traceops -- copies, events (their handles as arguments), graph launches, streams" {
+    rec "$H/traceops" 6
+    assert_success
+    dump "$T"
+    assert_equal "$(calls LAUNCH)" 19
+    assert_equal "$(calls COPY)" 12
+    assert_equal "$(grep -c ' COPY .* memsetD32 8 bytes dst 0x[0-9a-f]* (device) value ' "$BATS_TEST_TMPDIR/dump.txt")" 6
+    assert_equal "$(grep -c ' COPY .* memcpyDtoH 8 bytes dst 0x[0-9a-f]* (pinned) src 0x[0-9a-f]* (device) ' "$BATS_TEST_TMPDIR/dump.txt")" 6
+    assert_equal "$(calls OP cuEventRecord)" 12
+    assert_equal "$(calls OP cuEventSynchronize)" 6
+    assert_equal "$(calls OP cuEventQuery)" 6
+    assert_equal "$(( $(calls OP cuEventElapsedTime) + $(calls OP cuEventElapsedTime_v2) ))" 6
+    assert_equal "$(calls OP cuGraphLaunch)" 6
+    assert_equal "$(calls OP cuStreamWaitEvent)" 6
+    assert_equal "$(records FUNC)" 4
+    # S, S2 and S3 (S3 first seen while capturing: its flags are not asked)
+    assert_equal "$(records STREAM)" 3
+    assert_equal "$(grep -c '^STREAM .* non-blocking' "$BATS_TEST_TMPDIR/dump.txt")" 2
+    # E1 and E2: records alternate E1, E2; the sync waits for E2, the query asks E1,
+    # the elapsed time is E1 to E2, S2 waits for E2
+    local e1 e2
+    e1=$(args cuEventRecord | sed -n 1p | tr -d ' ')
+    e2=$(args cuEventRecord | sed -n 2p | tr -d ' ')
+    [ -n "$e1" ] && [ -n "$e2" ] && [ "$e1" != "$e2" ] || fail "event arguments missing: '$e1' '$e2'"
+    assert_equal "$(args cuEventRecord | tr -d ' ' | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "6 6 "
+    assert_equal "$(args cuEventSynchronize | sort -u)" " $e2"
+    assert_equal "$(args cuEventQuery | sort -u)" " $e1"
+    assert_equal "$(args cuEventElapsedTime | sort -u)" " $e1 $e2"
+    assert_equal "$(args cuStreamWaitEvent | sort -u)" " $e2"
+}
+
+@test "trace: AUTOGRAPH_TRACE_GPU=1 records the GPU time of every launch, copy and graph launch" {
+    run timeout 60 "$H/traceops" 6
+    local plain_events
+    plain_events=$(fc events_recorded)
+    rec env AUTOGRAPH_TRACE_GPU=1 "$H/traceops" 6
+    assert_success
+    dump "$T"
+    grep -q '^TRACE .* gpu ' "$BATS_TEST_TMPDIR/dump.txt" || fail "the header lacks the GPU flag"
+    # 6 per iteration outside the capture: 3 launches, 2 copies, 1 graph launch
+    assert_equal "$(records GPU)" 36
+    grep -q '^END .* 0 dropped$' "$BATS_TEST_TMPDIR/dump.txt" || fail "GPU times were dropped"
+    # each is the time of one timed call, each call once
+    run awk '{ for (i = 1; i <= NF; i++) if ($i == "seq" && $1 != "GPU") {
+                 k = $(i + 2); if (k == "OP") k = $(i + 5); kind[$(i + 1)] = k } }
+             $1 == "GPU" { if (seen[$3]++) dup++; n[kind[$3]]++ }
+             END { print n["LAUNCH"] + 0, n["COPY"] + 0, n["cuGraphLaunch"] + 0, dup + 0 }' "$BATS_TEST_TMPDIR/dump.txt"
+    assert_output "18 12 6 0"
+    # two events of ours around each (on the fake: counted with the program's own)
+    output="$(cat "$BATS_TEST_TMPDIR/dump.txt")"
+    run timeout 60 env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" AUTOGRAPH_TRACE_GPU=1 "$H/traceops" 6
+    assert_equal "$(fc events_recorded)" "$((plain_events + 72))"
+}
+
+@test "trace: %p and %h in the path" {
+    rec env AUTOGRAPH_TRACE="$BATS_TEST_TMPDIR/t.%h.%p" "$H/loop8" 2
+    assert_success
+    local f pid
+    f=$(ls "$BATS_TEST_TMPDIR"/t.*.*)
+    [ "$(echo "$f" | wc -l)" -eq 1 ] || fail "expected one file: $f"
+    assert_equal "$(basename "$f")" "t.$(hostname).${f##*.}"
+    dump "$f"
+    pid=$(awk '$1 == "TRACE" { print $5 }' "$BATS_TEST_TMPDIR/dump.txt")
+    assert_equal "${f##*.}" "$pid"
+}
+
+@test "trace: an unwritable path gives one warning, and the program runs as before" {
+    rec env AUTOGRAPH_TRACE=/nonexistent/dir/t.bin "$H/loop8" 5
+    assert_success
+    assert_output --partial "PASS loop8"
+    assert_equal "$(grep -c 'AUTOGRAPH_TRACE' <<<"$stderr")" 1
+    assert_equal "$(grep -c 'warning' <<<"$stderr")" 1
+    [[ "$stderr" == *"/nonexistent/dir/t.bin"* ]] || fail "the warning does not name the file: $stderr"
+}
+
+@test "trace: a fork child records nothing into the parent's file" {
+    rec "$H/fork" 10
+    assert_success
+    dump "$T"
+    # one header, one END, every call in sequence: nothing of the child's in between
+    assert_equal "$(records TRACE)" 1
+    assert_equal "$(records END)" 1
+    run awk '{ for (i = 1; i <= NF; i++) if ($i == "seq" && $1 != "GPU") { if ($(i + 1) != n) bad = 1; n++ } }
+             $1 == "END" { print ($5 == n && !bad) }' "$BATS_TEST_TMPDIR/dump.txt"
+    assert_output 1
+}
+
+@test "trace: summary counts what dump shows" {
+    rec "$H/traceops" 4
+    assert_success
+    dump "$T"
+    run "$CLI" trace summary "$T"
+    assert_success
+    assert_line --regexp "^  LAUNCH +$(calls LAUNCH)\$"
+    assert_line --regexp "^  OP +$(grep -c ' OP ' "$BATS_TEST_TMPDIR/dump.txt")\$"
+    assert_line --regexp "^  cuEventRecord +8\$"
+    assert_line --regexp "^  \[memsetD32\] +4\$"
+    assert_line --regexp "^recorded time [0-9.]+ ms"
+    # launches per stream: S has A, B (8), S2 has D (4), S3 the captured C (1)
+    run awk '/^launches per stream:/ { on = 1; next } on { print $NF }' <<<"$output"
+    assert_equal "$(echo $output | tr ' ' '\n' | sort -n | tr '\n' ' ')" "1 4 8 "
+}
+
+@test "trace: a cut file, a foreign one, another version: one clear error each, exit 1" {
+    rec "$H/loop8" 3
+    assert_success
+    local size
+    size=$(stat -c %s "$T")
+    check() { # file, expected message
+        run --separate-stderr "$CLI" trace dump "$1"
+        assert_failure 1
+        assert_equal "$(wc -l <<<"$stderr")" 1
+        [[ "$stderr" == *"$2"* ]] || fail "expected '$2', got: $stderr"
+        run --separate-stderr "$CLI" trace summary "$1"
+        assert_failure 1
+        [[ "$stderr" == *"$2"* ]] || fail "summary: expected '$2', got: $stderr"
+    }
+    head -c $((size - 48)) "$T" >"$BATS_TEST_TMPDIR/cut1"   # without its END record
+    check "$BATS_TEST_TMPDIR/cut1" "no END record"
+    head -c $((size - 20)) "$T" >"$BATS_TEST_TMPDIR/cut2"   # inside the END record
+    check "$BATS_TEST_TMPDIR/cut2" "cut short inside a record"
+    head -c 100 "$T" >"$BATS_TEST_TMPDIR/cut3"              # inside the file header
+    check "$BATS_TEST_TMPDIR/cut3" "cut short inside its header"
+    check /bin/sh "not an autograph trace"
+    : >"$BATS_TEST_TMPDIR/empty"
+    check "$BATS_TEST_TMPDIR/empty" "is empty"
+    cp "$T" "$BATS_TEST_TMPDIR/v2"
+    printf '\002' | dd of="$BATS_TEST_TMPDIR/v2" bs=1 seek=8 conv=notrunc status=none
+    check "$BATS_TEST_TMPDIR/v2" "format version 2"
+    check "$BATS_TEST_TMPDIR/missing" "cannot open"
+    # what was read before the cut is still shown
+    run "$CLI" trace dump "$BATS_TEST_TMPDIR/cut1"
+    assert_line --partial "cuStreamDestroy_v2 (destroy)"
+    run "$CLI" trace frobnicate "$T"
+    assert_failure 2
+}
+
+@test "trace: FILE.gz is read through gzip" {
+    rec "$H/loop8" 3
+    assert_success
+    gzip -c "$T" >"$T.gz"
+    run "$CLI" trace dump "$T"
+    local plain="$output"
+    run "$CLI" trace dump "$T.gz"
+    assert_success
+    assert_equal "$output" "$plain"
+    gzip -c /bin/sh >"$BATS_TEST_TMPDIR/sh.gz"
+    run --separate-stderr "$CLI" trace dump "$BATS_TEST_TMPDIR/sh.gz"
+    assert_failure 1
+    [[ "$stderr" == *"not an autograph trace"* ]] || fail "$stderr"
+    head -c 200 "$T.gz" >"$BATS_TEST_TMPDIR/cut.gz"
+    run --separate-stderr "$CLI" trace dump "$BATS_TEST_TMPDIR/cut.gz"
+    assert_failure 1
+}
+
+@test "trace: the reader never crashes: every truncation of a recorded trace, random bytes" {
+    local t="$BATS_TEST_DIRNAME/../build/tests/test_traceread"
+    [ -x "$t" ] || skip "build/tests/test_traceread is not built (make test-unit)"
+    rec env AUTOGRAPH_TRACE_GPU=1 "$H/traceops" 2
+    assert_success
+    run "$t" "$T"
+    assert_success
+    run "$t"
+    assert_success
+}
+
+@test "trace: event queries and waits are handed out wrapped only while recording" {
+    local p="$BATS_TEST_DIRNAME/../build/tests/procaddr"
+    [ -x "$p" ] || skip "make progs first"
+    run env LD_PRELOAD="$LIB" "$p"
+    assert_success
+    assert_output --partial "PASS: 0 failures"
+    run env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" "$p"
+    assert_success
+    assert_output --partial "PASS: 0 failures"
+}
