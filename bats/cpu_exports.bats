@@ -10,7 +10,7 @@ setup() { load helpers; }
         printf '%s\n' cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz \
             cuLaunchCooperativeKernel cuLaunchCooperativeKernel_ptsz cuGetProcAddress cuGetProcAddress_v2 \
             cuFuncSetAttribute cuFuncSetCacheConfig cuFuncSetSharedMemConfig cuKernelSetAttribute \
-            cuKernelSetCacheConfig cuInit
+            cuKernelSetCacheConfig cuInit cuProfilerStart cuProfilerStop
         sed -n 's/^AG_HOOK([A-Z_]*, \(cu[A-Za-z0-9_]*\),.*/\1/p' "$ROOT/interpose/hooks_gen.h") | sort)
     actual=$(nm -D --defined-only "$LIB" | awk '{ print $3 }' | sort)
     assert_equal "$actual" "$expected"

@@ -123,6 +123,9 @@ args() {
     assert_equal "$(( $(calls OP cuEventElapsedTime) + $(calls OP cuEventElapsedTime_v2) ))" 6
     assert_equal "$(calls OP cuGraphLaunch)" 6
     assert_equal "$(calls OP cuStreamWaitEvent)" 6
+    # the profiler region around the loop (the replay model's timed region)
+    assert_equal "$(calls OP cuProfilerStart)" 1
+    assert_equal "$(calls OP cuProfilerStop)" 1
     assert_equal "$(records FUNC)" 4
     # S, S2 and S3 (S3 first seen while capturing: its flags are not asked)
     assert_equal "$(records STREAM)" 3

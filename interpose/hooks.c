@@ -7,6 +7,7 @@
  * done met when it went out (the driver would have returned it already). */
 #define __CUDA_API_VERSION_INTERNAL
 #include <cuda.h>
+#include <cudaProfiler.h>
 
 #include "cache/copy.h"
 #include "cache/driver.h"
@@ -191,6 +192,27 @@ AG_EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
     return r;
 }
 
+/* cuProfilerStart / cuProfilerStop (cudaProfiler.h, not cuda.h): how a program tells a
+ * profiler which region it times. Nothing for the engine; the trace records them, and the
+ * replay model takes its ratio over that region (docs/MODEL.md). Handed out by dlsym and
+ * cuGetProcAddress only while recording, like the OBSERVE class. */
+#define AG_REGION_HOOK(name)                                                                   \
+    static CUresult(CUDAAPI *real_##name)(void);                                               \
+    static uint32_t trname_##name;                                                             \
+    AG_EXPORT CUresult CUDAAPI name(void)                                                      \
+    {                                                                                          \
+        if (AG_UNLIKELY(!real_##name) && (ag_real_init() != 0 || !real_##name))                \
+            return CUDA_ERROR_NOT_FOUND;                                                       \
+        ag_tr_tok tr_tok;                                                                      \
+        int tr = ag_tr_op_begin(&tr_tok, NULL, 0, 0, #name);                                   \
+        CUresult r = real_##name();                                                            \
+        if (AG_UNLIKELY(tr))                                                                   \
+            ag_tr_op_end(&tr_tok, &trname_##name, #name, AG_TRC_OTHER, r, 0, 0);               \
+        return r;                                                                              \
+    }
+AG_REGION_HOOK(cuProfilerStart)
+AG_REGION_HOOK(cuProfilerStop)
+
 /* Everything we wrap: the generated wrappers, then the hand-written ones (launch.c and
  * procaddr.c, whose real functions live in ag_drv and real.h, and those above). */
 ag_hook ag_hook_table[] = {
@@ -214,5 +236,7 @@ ag_hook ag_hook_table[] = {
     AG_FUNCATTR_ENTRY(cuFuncSetSharedMemConfig) AG_FUNCATTR_ENTRY(cuKernelSetAttribute)
     AG_FUNCATTR_ENTRY(cuKernelSetCacheConfig)
     { "cuInit", (void *)cuInit, (void **)&real_cuInit },
+    { "cuProfilerStart", (void *)cuProfilerStart, (void **)&real_cuProfilerStart, 1 },
+    { "cuProfilerStop", (void *)cuProfilerStop, (void **)&real_cuProfilerStop, 1 },
 };
 const size_t ag_hook_count = sizeof ag_hook_table / sizeof ag_hook_table[0];

@@ -62,6 +62,7 @@
 #define __CUDA_API_VERSION_INTERNAL
 #endif
 #include <cuda.h>
+#include <cudaProfiler.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -19,6 +19,8 @@ static const struct {
     const char *fn_name, *ptds_name;
 } g_table[] = {
     P("cuInit", cuInit, NULL),
+    P("cuProfilerStart", cuProfilerStart, NULL),
+    P("cuProfilerStop", cuProfilerStop, NULL),
     P("cuDriverGetVersion", cuDriverGetVersion, NULL),
     P("cuDeviceGet", cuDeviceGet, NULL),
     P("cuDeviceGetCount", cuDeviceGetCount, NULL),

@@ -5,12 +5,15 @@
  *     cuMemcpyDtoHAsync_v2 (8 bytes into pinned memory), cuGraphLaunch (runs C),
  *     cuEventRecord(E2), cuEventSynchronize(E2), cuEventQuery(E1),
  *     cuEventElapsedTime(E1, E2),
- * and on S2: cuStreamWaitEvent(S2, E2), launch D, cuStreamSynchronize(S2).
+ * and on S2: cuStreamWaitEvent(S2, E2), launch D, cuStreamSynchronize(S2). The loop is the
+ * profiler region (cuProfilerStart before it, cuProfilerStop after it).
  * So with N iterations: 3N + 1 launches (the captured one included), 2N copies, and 2N
  * cuEventRecord, N each of the other calls; 6N calls run on the GPU outside the capture
  * (3N launches, 2N copies, N graph launches).
  *
  * Usage: traceops [iterations=10] */
+#include <cudaProfiler.h>
+
 #include "harness.h"
 
 int main(int argc, char **argv)
@@ -37,6 +40,7 @@ int main(int argc, char **argv)
     CK(cuStreamEndCapture(s3, &g));
     CK(cuGraphInstantiateWithFlags(&ge, g, 0));
 
+    CK(cuProfilerStart());
     for (long it = 0; it < iters; it++) {
         uint32_t v = (uint32_t)it;
         hx_rec(A, s, log, 1, v);
@@ -62,6 +66,7 @@ int main(int argc, char **argv)
         hx_entry e4 = { 4, v, 0 };
         hx_log_expect(log2, (uint32_t)it, &e4, 1, "traceops: stream S2", it);
     }
+    CK(cuProfilerStop());
     CK(cuGraphExecDestroy(ge));
     CK(cuGraphDestroy(g));
     hx_pass("traceops");
