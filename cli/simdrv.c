@@ -29,7 +29,11 @@ int sim_measure;
 ag_driver ag_drv;
 
 static const sim_costs *C;
-#define NS(x) ((uint64_t)((x) + 0.5))
+/* a cost in ns (a fit's small sizes can come out below zero: nothing) */
+#define NS(x) ((x) > 0 ? (uint64_t)((x) + 0.5) : 0)
+/* a GPU gap in ns: negative when the traced durations it follows include the timing events'
+ * own time (docs/MODEL.md) */
+#define GAP(x) ((int64_t)((x) < 0 ? (x) - 0.5 : (x) + 0.5))
 
 /* the union of busy intervals, assuming work mostly arrives in time order (MODEL.md) */
 static uint64_t g_busy_end;
@@ -220,11 +224,13 @@ static void busy(uint64_t a, uint64_t b)
 
 /* One piece of work of dur ns on s: starts at the later of its dependencies plus the gap and
  * `earliest` (the host's issue time plus the launch latency). Returns its end. */
-static uint64_t run_on(sstream *s, uint64_t earliest, uint64_t gap, uint64_t dur)
+static uint64_t run_on(sstream *s, uint64_t earliest, int64_t gap, uint64_t dur)
 {
-    uint64_t d = dep_of(s), start = d + gap > earliest ? d + gap : earliest;
-    if (start > d)
-        sim_gpu.gap_ns += start - d < gap ? start - d : gap;
+    uint64_t d = dep_of(s);
+    uint64_t after = gap >= 0 ? d + (uint64_t)gap : d > (uint64_t)-gap ? d - (uint64_t)-gap : 0;
+    uint64_t start = after > earliest ? after : earliest;
+    if (start > d && gap > 0)
+        sim_gpu.gap_ns += start - d < (uint64_t)gap ? start - d : (uint64_t)gap;
     busy(start, start + dur);
     s->ready = start + dur;
     return s->ready;
@@ -256,7 +262,7 @@ uint64_t sim_stream_run(uint64_t stream, int ptsz, uint64_t dur)
     sstream *s = stream_of(stream, ptsz);
     if (s->capturing)
         return sim_H;
-    return run_on(s, sim_H + NS(C->gpu.launch_latency), NS(C->gpu.eager_kernel_gap), dur);
+    return run_on(s, sim_H + NS(C->gpu.launch_latency), GAP(C->gpu.eager_kernel_gap), dur);
 }
 
 void sim_capture(uint64_t stream, int ptsz, int on)
@@ -406,7 +412,7 @@ static CUresult launch(CUstream hs, int ptsz, int ex)
     sim_host_add(SIM_C_LAUNCH, L ? L->h.dur_ns : NS(ex ? C->host.launch_ex : C->host.launch));
     CUresult r = L ? (CUresult)L->result : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS && !s->capturing) {
-        run_on(s, issue + NS(C->gpu.launch_latency), NS(C->gpu.eager_kernel_gap),
+        run_on(s, issue + NS(C->gpu.launch_latency), GAP(C->gpu.eager_kernel_gap),
                gpu_dur(c, C->gpu.tiny_kernel));
         sim_gpu.kernels++;
     }
@@ -817,23 +823,26 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
         t = d;
     for (uint32_t i = 0; i < X->n; i++) {
         const sim_call *c = pop(s);
-        uint64_t gap, dur;
+        int64_t gap;
+        uint64_t dur;
         if (X->type[i] == N_KERNEL) {
-            gap = NS(C->gpu.graph_kernel_gap);
+            gap = GAP(C->gpu.graph_kernel_gap);
             dur = gpu_dur(c, C->gpu.tiny_kernel);
         } else if (X->type[i] == N_MEMSET) {
-            gap = NS(C->gpu.graph_memset_gap);
+            gap = GAP(C->gpu.graph_memset_gap);
             dur = gpu_dur(c, C->gpu.memset_small);
         } else {
-            gap = NS(C->gpu.graph_memcpy_gap);
+            gap = GAP(C->gpu.graph_memcpy_gap);
             const ag_tr_copy *cp =
                 c && c->h->type == AG_TR_COPY ? (const ag_tr_copy *)c->h : NULL;
             dur = gpu_dur(c, cp && cp->op == AG_CP_DTOH ? C->gpu.memcpy_small_dtoh
                                                         : C->gpu.memcpy_small_htod);
         }
-        if (i) {
-            t += gap;
-            sim_gpu.gap_ns += gap;
+        if (i && gap >= 0) {
+            t += (uint64_t)gap;
+            sim_gpu.gap_ns += (uint64_t)gap;
+        } else if (i) {
+            t = t > (uint64_t)-gap ? t - (uint64_t)-gap : 0;
         }
         busy(t, t + dur);
         t += dur;
@@ -871,7 +880,7 @@ static CUresult copy(int entry, uint64_t dst, uint64_t src, CUstream hs, int pts
     sim_host_add(SIM_C_COPY, cost);
     CUresult r = cp ? (CUresult)cp->result : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS && !s->capturing) {
-        uint64_t end = run_on(s, issue + NS(C->gpu.launch_latency), NS(C->gpu.eager_kernel_gap),
+        uint64_t end = run_on(s, issue + NS(C->gpu.launch_latency), GAP(C->gpu.eager_kernel_gap),
                               gpu_dur(c, memset_               ? C->gpu.memset_small
                                          : entry == AG_CP_DTOH ? C->gpu.memcpy_small_dtoh
                                                                : C->gpu.memcpy_small_htod));
