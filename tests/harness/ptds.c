@@ -18,6 +18,12 @@
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);
 
+/* The pauses begin once the whole 8-launch loop has been learned: a pause cuts the learner's
+ * segment where it waits, and iterations cut there could otherwise make 4-launch templates
+ * first -- each complete, and gone to the GPU, before the pause, so that nothing is held for
+ * the other thread to flush (which the test is about). */
+#define PAUSE_FROM 8
+
 static CUcontext g_ctx;
 static long g_iters;
 static int g_done;
@@ -66,7 +72,7 @@ static void *run(void *arg)
                 CK(launch(K[pos % 4], 1, 1, 1, 32, 1, 1, 0, NULL, p, NULL));
                 exp[pos] = (hx_entry){ kid, val, 0 };
             }
-            if (pos == 3 && it % 2) {
+            if (pos == 3 && it % 2 && it >= PAUSE_FROM) {
                 /* host work while launches are held: wait, with no CUDA call, until they have
                  * run -- with launches held, issued from another thread (the prober's legacy
                  * copies, or the watchdog); a generous timeout, not a fixed pause */
