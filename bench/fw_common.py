@@ -64,6 +64,54 @@ def torch_timed(torch, step, first, n):
     return t1 - t0, e0.elapsed_time(e1) * 1e3
 
 
+def torch_capture(torch, model, static_in):
+    """PyTorch's own CUDA graph of model(static_in), the reference of --mode=graph: three
+    warm-up forwards on a side stream, then the capture. Returns (graph, static_out)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            static_out = model(static_in)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        static_out = model(static_in)
+    return graph, static_out
+
+
+def torch_forward_bench(torch, a, model, inputs, acc):
+    """The batch-1 inference loop of the framework rows: under torch.no_grad, one forward per
+    iteration of inputs[i % len(inputs)] (or, with a.mode == "graph", the forward captured once
+    and replayed), added into acc, and torch.cuda.synchronize(); a.warmup untimed iterations,
+    a.iters timed ones. Prints the result lines; returns the exit status."""
+    graph = None
+    with torch.no_grad():
+        if a.mode == "graph":
+            static_in = torch.zeros_like(inputs[0])
+            graph, static_out = torch_capture(torch, model, static_in)
+
+        def step(i):
+            x = inputs[i % len(inputs)]
+            if graph is not None:
+                static_in.copy_(x)
+                graph.replay()
+                out = static_out
+            else:
+                out = model(x)
+            acc.add_(out)
+            torch.cuda.synchronize()
+
+        for i in range(a.warmup):
+            step(i)
+        wall, gpu_us = torch_timed(torch, step, a.warmup, a.iters)
+        ok = bool(torch.isfinite(acc).all())
+        digest = floats_digest([], torch_bytes(torch, acc))
+        counted = None
+        if getattr(a, "count_launches", False) and graph is None:
+            counted = torch_count_launches(torch, step, 0, 10)
+    return report(digest, wall, a.iters, gpu_us, ok, counted)
+
+
 def torch_count_launches(torch, step, first, n):
     """GPU kernels and copies/memsets per iteration over n more iterations, by torch.profiler
     (CUPTI); call it only after the checksum is taken, since the iterations change state."""

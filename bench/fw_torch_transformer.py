@@ -48,40 +48,7 @@ def main():
     model = model.cuda().eval()
     inputs = torch.randn(8, 1, a.tokens, d, device="cuda")  # cycled, one per iteration
     acc = torch.zeros(1, a.tokens, d, device="cuda")
-    graph = None
-    with torch.no_grad():
-        if a.mode == "graph":
-            static_in = torch.zeros(1, a.tokens, d, device="cuda")
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    static_out = model(static_in)
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                static_out = model(static_in)
-
-        def step(i):
-            x = inputs[i % inputs.shape[0]]
-            if graph is not None:
-                static_in.copy_(x)
-                graph.replay()
-                out = static_out
-            else:
-                out = model(x)
-            acc.add_(out)
-            torch.cuda.synchronize()
-
-        for i in range(a.warmup):
-            step(i)
-        wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
-        ok = bool(torch.isfinite(acc).all())
-        digest = fw.floats_digest([], fw.torch_bytes(torch, acc))
-        counted = None
-        if a.count_launches and graph is None:
-            counted = fw.torch_count_launches(torch, step, 0, 10)
-    return fw.report(digest, wall, a.iters, gpu_us, ok, counted)
+    return fw.torch_forward_bench(torch, a, model, inputs, acc)
 
 
 if __name__ == "__main__":

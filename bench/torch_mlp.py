@@ -11,6 +11,8 @@ import time
 
 import torch
 
+import fw_common as fw
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -37,15 +39,7 @@ def main():
     graph = None
     with torch.no_grad():
         if a.mode == "graph":
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    static_out = model(static_in)
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                static_out = model(static_in)
+            graph, static_out = fw.torch_capture(torch, model, static_in)
 
         def step(i):
             x = inputs[i % inputs.shape[0]]
