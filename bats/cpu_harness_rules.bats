@@ -90,3 +90,15 @@ save_profile() {
     [ "$(s flushes.divergence)" = 0 ] || fail "divergences: $(s flushes.divergence)"
     at_least launches.replayed $((50 * 290))
 }
+
+@test "decode, slowly issued (20 us of host work per launch, a step of ~6 ms): replayed in pieces" {
+    # A framework's forward: the step is longer than MAX_HOLD_US (2 ms). Its first template
+    # must be cut into pieces when it is made; unplanned, it is one piece whose holds all time
+    # out, and it never replays.
+    ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/decode" 30 20
+    assert_success
+    assert_output --partial "PASS decode"
+    at_least graphs.replays 30
+    at_least launches.replayed $((15 * 290))
+    [ "$(s failures.build)" = 0 ] || fail "build failures: $(s failures.build)"
+}

@@ -76,7 +76,12 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
 {
     uint32_t ends[AG_MAX_PIECES], n = 1;
     ends[0] = T->len;
-    ag_piece_costs c = { held_ns, ag_eager_launch_ns(), ag_graph_launch_ns(),
+    /* before this process's first replay, a graph launch is taken to cost what an eager one
+     * does (measured on the H100: 2.3-3.8 us against 4.5 us, bench/costs/h100.json): a long,
+     * slowly issued sequence must be cut at once, or its first holds outlast MAX_HOLD_US and
+     * it is turned off before it ever replays (a CNN forward: docs/MODEL.md) */
+    uint64_t eager_ns = ag_eager_launch_ns(), graph_ns = ag_graph_launch_ns();
+    ag_piece_costs c = { held_ns, eager_ns, graph_ns ? graph_ns : eager_ns,
                          (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000, T->ben.queued };
     if (c.queued && !T->plan_queued)
         ag_stat_inc(AG_ST_POLICY_WHOLE);
@@ -291,9 +296,10 @@ void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now
 {
     ag_closed c;
     uint32_t rests = st->learn.rests;
-    /* a segment's start time serves the trials of templates; a stream without any (yet) has
-     * no use for it, and an unknown start (0) only skips one sample */
-    if (ag_learn_starting(&st->learn) && !now && st->ntmpl)
+    /* a segment's start time serves the trials of templates, and the piece plan of the
+     * template its segment makes (the stream's first one too: a long, slowly issued sequence
+     * unplanned is one piece, whose holds outlast MAX_HOLD_US) */
+    if (ag_learn_starting(&st->learn) && !now)
         now = ag_now_ns();
     if (ag_learn_push(&st->learn, h, sh, now, &c))
         ag_on_closed(st, &c);

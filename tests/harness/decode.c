@@ -3,9 +3,11 @@
  * kernels (an embedding, 24 layers of 12 kernels whose arguments carry the layer, an
  * "argmax" that accumulates the token), copies the result back and synchronises. The
  * step is longer than a default graph (AUTOGRAPH_MAX_NODES): it goes out in chunks or pieces.
- * After every step the log must hold exactly that step's launches, in order.
+ * After every step the log must hold exactly that step's launches, in order. host_us > 0:
+ * that much host work (a busy wait, no CUDA call) after every launch, as a framework's Python
+ * between its launches: a step then takes longer than AUTOGRAPH_MAX_HOLD_US.
  *
- * Usage: decode [steps=60] */
+ * Usage: decode [steps=60] [host_us=0] */
 #include <stdio.h>
 
 #include "harness.h"
@@ -17,6 +19,7 @@
 int main(int argc, char **argv)
 {
     long steps = hx_arg(argc, argv, 1, 60);
+    double host_s = (double)hx_arg(argc, argv, 2, 0) * 1e-6;
     hx_init();
     CUfunction embed = hx_kernel_rec("dec_embed"), argmax = hx_kernel_acc("dec_argmax");
     CUfunction k[PER_LAYER];
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
             for (uint32_t j = 0; j < PER_LAYER; j++) {
                 hx_rec(k[j], s, log, 10 + j, l * 1000 + t);
                 exp[n++] = (hx_entry){ 10 + j, l * 1000 + t, 0 };
+                for (double end = hx_now() + host_s; host_s > 0 && hx_now() < end;)
+                    ;
             }
         hx_acc(argmax, s, log, acc, 2, t);
         exp[n++] = (hx_entry){ 2, t, model = hx_mix(model, 2, t) };
