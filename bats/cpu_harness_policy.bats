@@ -43,6 +43,10 @@ measured() {
     assert_equal "$(stat policy.host_bound)" 0
     # probed after 2, 64 + 128 more occurrences (the back-off grows): 3 probes in 300
     assert_equal "$(stat policy.gpu_bound)" 3
+    # the stream's only sequence is eager by policy: learning rests through each of the 3
+    # back-offs (2 launches an occurrence: 62 x 2, 126 x 2, 254 x 2), waking for each probe
+    assert_equal "$(stat learning.rests)" 3
+    at_least launches.learning_rested 300
 }
 
 @test "policy: a short region is not spent on a probe or a trial (the payback estimate)" {

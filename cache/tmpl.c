@@ -282,6 +282,33 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P)
 
 /* ---- learning --------------------------------------------------------------------------- */
 
+/* T has just turned eager by policy (a lost trial, a GPU-bound probe) for ben.wait
+ * occurrences. When it is the stream's only sequence, nothing learned meanwhile could be
+ * used: the stream rests for about those occurrences' launches (a resting launch costs a
+ * fraction of a learning one), and they count as the back-off served -- the next occurrence
+ * after the rest begins the probe. Not while something is held (a hold broken off shows its
+ * launches to the learner: a rest must not begin under it). */
+static void rest_backoff(ag_stream *st, ag_tmpl *T)
+{
+    if (st->cand || st->ntmpl != 1 || T->ben.always || ag_learn_rests(&st->learn))
+        return;
+    uint32_t k = 0; /* launches per occurrence: copies do not count off a rest */
+    for (uint32_t i = 0; i < T->len; i++)
+        k += T->nodes[i].shape.kind != AG_KIND_COPY;
+    uint64_t left = T->ben.wait > T->ben.nocc ? T->ben.wait - T->ben.nocc : 0;
+    if (!k || left < 2)
+        return;
+    uint64_t n = (left - 1) * k;
+    if (n > AG_LEARN_REST_MAX)
+        n = AG_LEARN_REST_MAX - AG_LEARN_REST_MAX % k;
+    ag_learn_rest(&st->learn, (uint32_t)n);
+    ag_benefit_rested(&T->ben, (uint32_t)(n / k));
+    ag_stat_inc(AG_ST_RESTS);
+    ag_log(AG_LOG_DEBUG, "stream %p: its only sequence %016llx is eager by policy; learning "
+           "rests for %llu launches (its back-off)", (void *)st->handle,
+           (unsigned long long)T->key, (unsigned long long)n);
+}
+
 void ag_on_closed(ag_stream *st, const ag_closed *c)
 {
     ag_sighting *s = c->s;
@@ -299,7 +326,10 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         T->eager_runs++;
         ag_tmpl_occurred(T, 0, 0, c->t0);
         /* graphs lost here: its occurrences should not keep the stream learning (resting) */
+        int was = s->barren;
         s->barren = T->ben.state == AG_BEN_OFF;
+        if (!was && s->barren)
+            rest_backoff(st, T);
         return;
     }
     if (st->marks)

@@ -322,6 +322,15 @@ void ag_benefit_aborted(ag_benefit *b)
     }
 }
 
+void ag_benefit_rested(ag_benefit *b, uint32_t occ)
+{
+    if (b->state != AG_BEN_OFF)
+        return;
+    b->nocc = occ >= b->wait - b->nocc ? b->wait - 1 : b->nocc + occ;
+    if (b->seen <= UINT32_MAX - occ)
+        b->seen += occ;
+}
+
 void ag_benefit_trust(ag_benefit *b)
 {
     if (b->always)

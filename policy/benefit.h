@@ -155,6 +155,10 @@ void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint
  * holds with no break). */
 void ag_benefit_aborted(ag_benefit *b);
 
+/* Off (eager by policy): the engine let `occ` occurrences pass unseen (its stream rested
+ * through them): they count towards the back-off. */
+void ag_benefit_rested(ag_benefit *b, uint32_t occ);
+
 /* Graphs won for this sequence before (a profile said so): on without a trial, re-checked
  * later like any winner. */
 void ag_benefit_trust(ag_benefit *b);
