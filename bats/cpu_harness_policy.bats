@@ -11,10 +11,13 @@ load harness
 setup_file() { harness_require queue; }
 setup() { harness_setup; }
 
-# measured [VAR=VALUE...] PROGRAM [ARGS...]: the default policy, templates after 2 sightings,
-# holds released by ordering points only, statistics at exit.
+# measured [VAR=VALUE...] PROGRAM [ARGS...]: the measured policy from a sequence's first
+# repeats (BENEFIT=now: the fake driver's launches are too cheap for the payback estimate to
+# ever let a graph be tried), templates after 2 sightings, holds released by ordering points
+# only, statistics at exit.
 measured() {
     run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_BENEFIT=now \
         AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
 }
 
@@ -40,6 +43,26 @@ measured() {
     assert_equal "$(stat policy.host_bound)" 0
     # probed after 2, 64 + 128 more occurrences (the back-off grows): 3 probes in 300
     assert_equal "$(stat policy.gpu_bound)" 3
+    # the stream's only sequence is eager by policy: learning rests through each of the 3
+    # back-offs (2 launches an occurrence: 62 x 2, 126 x 2, 254 x 2), waking for each probe
+    assert_equal "$(stat learning.rests)" 3
+    at_least launches.learning_rested 300
+}
+
+@test "policy: a short region is not spent on a probe or a trial (the payback estimate)" {
+    # 30 occurrences of {A, B, stream sync}, the default policy: a graph could never pay for
+    # its trial there (issue 20: G2), so the sequence stays eager, unmarked and untried
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
+        AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$H/queue" hostbound 30
+    assert_success
+    assert_output --partial "PASS queue hostbound"
+    assert_equal "$(stat sequences.templates)" 1
+    assert_equal "$(stat graphs.built)" 0
+    assert_equal "$(stat launches.held)" 0
+    assert_equal "$(stat policy.host_bound)" 0
+    assert_equal "$(stat policy.gpu_bound)" 0
+    assert_equal "$(stat policy.graph_wins)" 0
+    assert_equal "$(stat policy.eager_wins)" 0
 }
 
 @test "policy: a host-bound stream (a sync every iteration) is tried as graphs" {

@@ -16,6 +16,15 @@
 atomic_long ag_graphs_live, ag_graph_mem_live;
 
 
+
+/* Whether this process has built a graph yet (relaxed: a hint for the payback estimate). */
+static int g_built_once;
+
+int ag_graph_built_once(void)
+{
+    return __atomic_load_n(&g_built_once, __ATOMIC_RELAXED);
+}
+
 static void **scratch_ptrs(ag_stream *st, uint32_t n)
 {
     if (n > st->ptrs_cap) {
@@ -298,6 +307,8 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
     T->mem_est += est;
     if (!T->nbuilt++)
         lru_front(st, T);
+    if (!ag_graph_built_once())
+        __atomic_store_n(&g_built_once, 1, __ATOMIC_RELAXED);
     ag_stat_inc(AG_ST_GRAPH_BUILT);
     ag_log(AG_LOG_INFO, "graph built for sequence %016llx: piece %u of %u, launches %u-%u of %u "
            "starting with %s", (unsigned long long)T->key, p + 1, T->npieces, s, e - 1, T->len,

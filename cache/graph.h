@@ -21,6 +21,10 @@ void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T);
  * the first. */
 uint64_t ag_graph_launch_ns(void);
 
+/* Whether this process has built (instantiated) a graph yet: its first instantiation is
+ * suspected to carry a one-time driver cost (tmpl.c, payback_need). */
+int ag_graph_built_once(void);
+
 /* Process-wide graph accounting (AUTOGRAPH_MAX_GRAPHS / MAX_GRAPH_MEM). */
 extern atomic_long ag_graphs_live, ag_graph_mem_live;
 

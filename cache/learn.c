@@ -214,6 +214,20 @@ static void window_end(ag_learn *L)
     period_restart(L);
 }
 
+void ag_learn_rest(ag_learn *L, uint32_t n)
+{
+    if (!n || ag_learn_rests(L))
+        return;
+    if (n > AG_LEARN_REST_MAX)
+        n = AG_LEARN_REST_MAX;
+    __atomic_store_n(&L->rest_left, n, __ATOMIC_RELEASE); /* release: as in window_end */
+    L->len = 0;
+    L->since_order = 0;
+    L->win_n = L->win_rep = 0;
+    L->win_len = AG_LEARN_WINDOW_SHORT;
+    period_restart(L);
+}
+
 /* Room for a longer segment (doubling, up to max_nodes); -1 when out of memory. */
 static int grow(ag_learn *L)
 {

@@ -94,6 +94,12 @@ int ag_learn_order(ag_learn *L, ag_closed *c);
  * graph's); the launches count as repeated ones for the window. */
 void ag_learn_replayed(ag_learn *L, uint32_t n);
 
+/* Rests for n launches now (capped at AG_LEARN_REST_MAX), whatever the window says: the
+ * engine knows that nothing it learns meanwhile could be used (tmpl.c, rest_backoff). Not
+ * counted in `rests` (the caller counts it) and without effect on the next rest's length.
+ * Only when nothing is held (as a window's rest). */
+void ag_learn_rest(ag_learn *L, uint32_t n);
+
 /* Takes up to `want` launches off the rest at once (rest tokens, cache/rest.h); returns how many.
  * Acquire and release: see ag_learn_resting; the release also publishes what the caller wrote
  * before (that tokens are out, for instance). */

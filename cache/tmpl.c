@@ -118,9 +118,45 @@ void ag_tmpl_noted_gpu_bound(const ag_tmpl *T)
            T->ben.wait);
 }
 
+/* What a graph costs before it saves anything, for the payback estimate (policy/benefit.h,
+ * ag_benefit_dormant). Build: adding, instantiating and uploading a node cost ~3.9 us on the
+ * H100 (bench/costs/h100.json: 0.5 + 2.2 + 1.2), plus the calls' bases; a process's first
+ * instantiation is suspected to cost the driver a one-time set-up of some hundreds of us (G2
+ * in BENCHMARKS.md: +760 us for one 2-node graph in its timed region; not yet measured
+ * alone); a trial records a mark (~1.3 us) at up to twice its occurrences (~24 of them). */
+#define PAYBACK_NODE_NS 4000ull
+#define PAYBACK_BASE_NS 20000ull
+#define PAYBACK_FIRST_GRAPH_NS 300000ull
+#define PAYBACK_TRIAL_NS 48000ull
+#define PAYBACK_EAGER_NS 4500ull   /* an eager launch, until sampled (h100.json: 4.5 us) */
+#define PAYBACK_GRAPH_NS 2500ull   /* a graph launch, until measured (h100.json: 2.3 us) */
+
+/* Occurrences a sequence must have been seen before its first probe: a graph saves at most
+ * the launches' host time less a graph launch per occurrence, and a sequence seen n times is
+ * expected about n times more, so it is measured only once n times that saving pays for the
+ * trial. */
+static uint32_t payback_need(const ag_tmpl *T)
+{
+    if (ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_NOW)
+        return 0;
+    uint64_t eager = ag_eager_launch_ns(), graph = ag_graph_launch_ns();
+    if (!eager)
+        eager = PAYBACK_EAGER_NS;
+    if (!graph)
+        graph = PAYBACK_GRAPH_NS;
+    uint64_t save = T->len * eager > graph ? T->len * eager - graph : 0;
+    uint64_t cost = T->len * PAYBACK_NODE_NS + PAYBACK_BASE_NS + PAYBACK_TRIAL_NS +
+                    (ag_graph_built_once() ? 0 : PAYBACK_FIRST_GRAPH_NS);
+    if (!save || cost / save >= UINT32_MAX / 2)
+        return UINT32_MAX / 2;
+    return (uint32_t)((cost + save - 1) / save);
+}
+
 /* An occurrence of T, told to its policy; a finished trial is counted. */
 void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
 {
+    if (ag_benefit_dormant(&T->ben)) /* the costs may be better known now */
+        ag_benefit_set_need(&T->ben, 0, payback_need(T));
     int before = T->ben.state;
     uint32_t bounds = T->ben.gpu_bounds;
     ag_benefit_occurred(&T->ben, graph, build, t);
@@ -251,6 +287,33 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P)
 
 /* ---- learning --------------------------------------------------------------------------- */
 
+/* T has just turned eager by policy (a lost trial, a GPU-bound probe) for ben.wait
+ * occurrences. When it is the stream's only sequence, nothing learned meanwhile could be
+ * used: the stream rests for about those occurrences' launches (a resting launch costs a
+ * fraction of a learning one), and they count as the back-off served -- the next occurrence
+ * after the rest begins the probe. Not while something is held (a hold broken off shows its
+ * launches to the learner: a rest must not begin under it). */
+static void rest_backoff(ag_stream *st, ag_tmpl *T)
+{
+    if (st->cand || st->ntmpl != 1 || T->ben.always || ag_learn_rests(&st->learn))
+        return;
+    uint32_t k = 0; /* launches per occurrence: copies do not count off a rest */
+    for (uint32_t i = 0; i < T->len; i++)
+        k += T->nodes[i].shape.kind != AG_KIND_COPY;
+    uint64_t left = T->ben.wait > T->ben.nocc ? T->ben.wait - T->ben.nocc : 0;
+    if (!k || left < 2)
+        return;
+    uint64_t n = (left - 1) * k;
+    if (n > AG_LEARN_REST_MAX)
+        n = AG_LEARN_REST_MAX - AG_LEARN_REST_MAX % k;
+    ag_learn_rest(&st->learn, (uint32_t)n);
+    ag_benefit_rested(&T->ben, (uint32_t)(n / k));
+    ag_stat_inc(AG_ST_RESTS);
+    ag_log(AG_LOG_DEBUG, "stream %p: its only sequence %016llx is eager by policy; learning "
+           "rests for %llu launches (its back-off)", (void *)st->handle,
+           (unsigned long long)T->key, (unsigned long long)n);
+}
+
 void ag_on_closed(ag_stream *st, const ag_closed *c)
 {
     ag_sighting *s = c->s;
@@ -268,7 +331,10 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         T->eager_runs++;
         ag_tmpl_occurred(T, 0, 0, c->t0);
         /* graphs lost here: its occurrences should not keep the stream learning (resting) */
+        int was = s->barren;
         s->barren = T->ben.state == AG_BEN_OFF;
+        if (!was && s->barren)
+            rest_backoff(st, T);
         return;
     }
     if (st->marks)
@@ -280,6 +346,7 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         return;
     insert_template(st, T);
     s->tmpl = T;
+    ag_benefit_set_need(&T->ben, s->count - 1, payback_need(T)); /* this one is told below */
     if (c->t0 || ag_opt(AG_OPT_PIECE)) { /* the host's time per launch of this occurrence, less
                                           * the launches' own (or fixed pieces) */
         uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();

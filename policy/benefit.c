@@ -230,8 +230,23 @@ void ag_benefit_replanned(ag_benefit *b)
         b->ng = b->ngg = 0; /* graph samples of the old cut no longer say anything */
 }
 
+void ag_benefit_set_need(ag_benefit *b, uint32_t seen, uint32_t need)
+{
+    if (b->always || b->probes > 1 || (b->state == AG_BEN_PROBE && b->nocc))
+        return; /* measuring already */
+    if (seen > b->seen)
+        b->seen = seen;
+    b->need = need;
+}
+
 void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
 {
+    if (b->seen < UINT32_MAX)
+        b->seen++;
+    if (b->state == AG_BEN_PROBE && b->seen <= b->need) {
+        b->prev_t = 0; /* dormant (ag_benefit_dormant): not yet worth a measurement */
+        return;
+    }
     if (graph && b->completes < UINT8_MAX && ++b->completes + b->aborts >= ABORT_WINDOW) {
         if (!b->aborts && b->abort_backoff > ABORT_BACKOFF_FIRST)
             b->abort_backoff /= 2; /* a clean window: breaking off is forgiven, slowly */
@@ -305,6 +320,15 @@ void ag_benefit_aborted(ag_benefit *b)
         b->aborts = b->completes = 0;
         b->abort_offs++;
     }
+}
+
+void ag_benefit_rested(ag_benefit *b, uint32_t occ)
+{
+    if (b->state != AG_BEN_OFF)
+        return;
+    b->nocc = occ >= b->wait - b->nocc ? b->wait - 1 : b->nocc + occ;
+    if (b->seen <= UINT32_MAX - occ)
+        b->seen += occ;
 }
 
 void ag_benefit_trust(ag_benefit *b)

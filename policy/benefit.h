@@ -74,6 +74,11 @@ typedef struct ag_benefit {
     uint32_t abort_backoff;  /* wait after the next turn-off for breaking off: doubles */
     uint32_t trials, wins;
     uint32_t probes, gpu_bounds, abort_offs; /* for stats */
+    uint32_t seen;           /* occurrences of the sequence seen (the engine may start it at
+                              * the sightings that made the template) */
+    uint32_t need;           /* occurrences to have been seen before the first probe (the
+                              * engine's payback estimate, ag_benefit_set_need): until then
+                              * the sequence is eager, unmarked, unmeasured */
 } ag_benefit;
 
 /* `len`: the sequence's length (sequences of one or two launches must win by more). */
@@ -82,13 +87,30 @@ void ag_benefit_init(ag_benefit *b, int always, uint32_t len);
 /* Whether the next occurrence should be replayed as a graph. Asking changes nothing. */
 int ag_benefit_want_graph(const ag_benefit *b);
 
+/* Start cheap, measure only when the answer can change something (issue 20). A graph costs
+ * its trial (the build -- a process's first instantiation included --, the marks, the graph
+ * occurrences that may lose) before it saves anything, and saves at most the launches' host
+ * time per occurrence; a sequence seen n times is expected to come about n times more. So a
+ * new sequence is probed (and then tried) only once it has been seen `need` times, the
+ * engine's estimate of the occurrences that pay for the trial (cache/tmpl.c,
+ * payback_need): until then it runs eagerly, with no mark, no look and no sample. A short
+ * timed region of a few occurrences (30 sgemm timed once) is never spent on a trial. */
+static inline int ag_benefit_dormant(const ag_benefit *b)
+{
+    return b->state == AG_BEN_PROBE && b->seen < b->need;
+}
+
+/* The engine's payback estimate (above): `seen` occurrences so far (0: unchanged), `need`
+ * before the first probe. Only before the first probe has begun measuring. */
+void ag_benefit_set_need(ag_benefit *b, uint32_t seen, uint32_t need);
+
 /* Whether the engine should mark the next occurrence's start on the GPU (during probes and
  * trials). Bounded by the occurrences that completed: starts that keep breaking off (an
  * irregular stream) do not each pay for a mark. */
 static inline int ag_benefit_want_gpu_mark(const ag_benefit *b)
 {
     return (b->state == AG_BEN_TRIAL || b->state == AG_BEN_PROBE) && !b->always &&
-           b->nmarked < 2 * b->nocc + 8;
+           !ag_benefit_dormant(b) && b->nmarked < 2 * b->nocc + 8;
 }
 
 /* The engine marked an occurrence on the GPU: the trial waits for GPU samples (up to its
@@ -105,7 +127,8 @@ static inline void ag_benefit_marked(ag_benefit *b)
  * graph ones in a trial. */
 static inline int ag_benefit_want_look(const ag_benefit *b, int graph)
 {
-    return !b->always && (graph ? b->state == AG_BEN_TRIAL : b->state == AG_BEN_PROBE);
+    return !b->always && !ag_benefit_dormant(b) &&
+           (graph ? b->state == AG_BEN_TRIAL : b->state == AG_BEN_PROBE);
 }
 
 /* The engine looked as an occurrence in mode `graph` began: `behind`, the GPU had not yet
@@ -131,6 +154,10 @@ void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint
  * half every 32), turn graphs off for a back-off that doubles each time (and halves after 32
  * holds with no break). */
 void ag_benefit_aborted(ag_benefit *b);
+
+/* Off (eager by policy): the engine let `occ` occurrences pass unseen (its stream rested
+ * through them): they count towards the back-off. */
+void ag_benefit_rested(ag_benefit *b, uint32_t occ);
 
 /* Graphs won for this sequence before (a profile said so): on without a trial, re-checked
  * later like any winner. */

@@ -13,7 +13,7 @@
 #include "faultspec.h"
 #include "log.h"
 
-static const char *const benefit_names[] = { "measure", "always", NULL };
+static const char *const benefit_names[] = { "measure", "always", "now", NULL };
 /* the order of enum ag_copy_mode (cache/copy.h) */
 static const char *const copy_node_names[] = { "off", "pinned", "all", NULL };
 
@@ -79,7 +79,8 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_PROFILE] = { "PROFILE", AG_T_STR, "", 0, 0, NULL, NULL,
                          "file of learned sequences: loaded at start, saved at exit" },
     [AG_OPT_BENEFIT] = { "BENEFIT", AG_T_ENUM, "measure", 0, 0, benefit_names, NULL,
-                         "measure: keep graphs only where replay beats eager; always: keep all" },
+                         "measure: keep graphs only where replay beats eager; always: keep all; now: measure "
+                         "from a sequence's first repeats, payback or not (tests)" },
     [AG_OPT_COPY_NODES] = { "COPY_NODES", AG_T_ENUM, "pinned", 0, 0, copy_node_names, NULL,
                             "async memsets/copies in graphs: pinned (device and pinned host "
                             "memory), all (also into pageable host memory), off" },

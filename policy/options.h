@@ -28,7 +28,7 @@ typedef enum ag_opt_id {
     AG_OPT_COUNT
 } ag_opt_id;
 
-enum ag_benefit_mode { AG_BENEFIT_MEASURE, AG_BENEFIT_ALWAYS };
+enum ag_benefit_mode { AG_BENEFIT_MEASURE, AG_BENEFIT_ALWAYS, AG_BENEFIT_NOW };
 
 typedef enum ag_opt_type { AG_T_BOOL, AG_T_INT, AG_T_SIZE, AG_T_ENUM, AG_T_STR } ag_opt_type;
 

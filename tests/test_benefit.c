@@ -474,8 +474,53 @@ static void test_divergence_backs_off(void)
     CHECK_EQ(b.abort_offs, 0);
 }
 
+static void test_payback_dormant(void)
+{
+    /* G2: 30 sgemm timed once, a 2-launch sequence whose graph would need ~58 occurrences to
+     * pay for its trial (the engine's estimate). Made at its third sighting; over the 28 more
+     * of the region it is never marked, looked at, measured or tried. */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 2);
+    ag_benefit_set_need(&b, 2, 58);
+    uint64_t t = 1;
+    for (int i = 0; i < 29; i++) {
+        CHECK(ag_benefit_dormant(&b));
+        CHECK(!ag_benefit_want_gpu_mark(&b));
+        CHECK(!ag_benefit_want_look(&b, 0));
+        CHECK(!ag_benefit_want_graph(&b));
+        ag_benefit_behind(&b, 0, 1); /* a look the engine would not take: nothing */
+        ag_benefit_occurred(&b, 0, 0, t);
+        t += 18000;
+    }
+    CHECK_EQ(b.state, AG_BEN_PROBE);
+    CHECK_EQ(b.seen, 31);
+    CHECK_EQ(b.nocc, 0);
+    CHECK_EQ(b.ne, 0);
+    CHECK_EQ(b.behind, 0);
+    CHECK_EQ(b.gpu_bounds, 0);
+    /* a longer run: once seen `need` times, the probe begins (and the estimate no longer
+     * changes: measuring has begun) */
+    while (ag_benefit_dormant(&b)) {
+        ag_benefit_occurred(&b, 0, 0, t);
+        t += 18000;
+    }
+    CHECK_EQ(b.seen, 58);
+    CHECK(ag_benefit_want_gpu_mark(&b));
+    ag_benefit_marked(&b);
+    ag_benefit_occurred(&b, 0, 0, t);
+    CHECK_EQ(b.nocc, 1);
+    ag_benefit_set_need(&b, 0, 1000);
+    CHECK(!ag_benefit_dormant(&b));
+    /* need 0 (BENEFIT=now, or a cheap sequence): probed from the start */
+    ag_benefit_init(&b, 0, 8);
+    ag_benefit_set_need(&b, 2, 0);
+    CHECK(!ag_benefit_dormant(&b));
+    skip_probe(&b);
+}
+
 int main(void)
 {
+    test_payback_dormant();
     test_probe_gpu_bound();
     test_probe_gpu_slower();
     test_probe_one_behind_is_noise();
