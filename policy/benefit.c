@@ -197,8 +197,12 @@ static int probe_done(const ag_benefit *b)
  * host's; otherwise the trial follows. */
 static void probe_decide(ag_benefit *b)
 {
+    /* the intervals count only with a look that found the GPU behind: a GPU that caught up
+     * with the host at every look is not the bottleneck, and its intervals alone are noisy
+     * (a loaded host delays the marks' events: a sync-every-iteration loop was once called
+     * GPU-bound by them) */
     if (b->behind >= AG_BEN_BEHIND ||
-        (b->ne >= 2 && b->nge >= 2 &&
+        (b->behind && b->ne >= 2 && b->nge >= 2 &&
          med_of(b->ge, b->nge) * 100 > med_of(b->se, b->ne) * GPU_SLOWER_PCT)) {
         gpu_bound(b);
         return;

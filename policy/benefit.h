@@ -19,8 +19,8 @@
  * occurrences on the GPU (cheap: no hold) and looks, when the next occurrence starts on the
  * host, whether the GPU has reached the previous occurrence's start yet (the queue is more
  * than a whole occurrence deep when it has not); it also compares the GPU's start-to-start
- * interval with the host's. The GPU behind twice, or a GPU interval clearly longer than the
- * host's: "GPU-bound", the sequence stays eager (no graph is built, no trial is spent) and is
+ * interval with the host's. The GPU behind twice, or behind once with a GPU interval clearly
+ * longer than the host's: "GPU-bound", the sequence stays eager (no graph is built, no trial is spent) and is
  * probed again after a back-off. Otherwise the trial follows. During a trial, the same look
  * at the start of graph occurrences says whether the GPU still has earlier work queued when a
  * hold begins (`queued`): then holding delays nothing on the GPU, and cutting the graph into
