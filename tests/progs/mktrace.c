@@ -213,7 +213,7 @@ int main(int argc, char **argv)
     f.hdr_size = sizeof f;
     f.t0_ns = 123456789;
     f.pid = 4242;
-    f.flags = with_gpu ? AG_TRF_GPU : 0;
+    f.flags = with_gpu ? AG_TRF_GPU | AG_TRF_GPU_EXACT : 0; /* durations: this model's own */
     snprintf(f.host, sizeof f.host, "synthetic");
     snprintf(f.cmd, sizeof f.cmd, "mktrace %s", pat);
     fwrite(&f, 1, sizeof f, out);
