@@ -163,16 +163,14 @@ typedef struct ag_tr_gpu {
     uint32_t gpu_ns; /* its duration on the GPU, from events around it */
 } ag_tr_gpu;
 
-/* ag_tr_gpu_ext.flags: the state of the call's stream when the call was issued, seen by the
- * recorder (cuEventQuery of the end event of the previous timed call on the same stream, just
- * before the start event was recorded) */
-#define AG_TRG_QUEUED 1u /* that event had not completed: the GPU was busy with the stream's
-                          * earlier work, the start event fired when it ended and the call
-                          * was queued behind it; gpu_ns holds no host issue time */
-#define AG_TRG_IDLE 2u   /* it had completed (or the stream had no earlier timed call): the
-                          * start event fired at once, so gpu_ns also holds the time from it
-                          * to the call's arrival on the GPU (about the call's own host time,
-                          * h.dur_ns of its record) */
+/* ag_tr_gpu_ext.flags: had the start event fired when the recorder asked (cuEventQuery, just
+ * after the end event was recorded, i.e. after the call returned)? */
+#define AG_TRG_QUEUED 1u /* not yet: the stream was busy with earlier work (of any kind) until
+                          * after the call returned; the call was queued behind it and gpu_ns
+                          * holds none of the call's host issue time */
+#define AG_TRG_IDLE 2u   /* it had: the start event fired before the call returned, so gpu_ns
+                          * also holds up to the call's own host time (h.dur_ns of its record):
+                          * the time from the start event to the work's arrival on the GPU */
 
 /* Recorders since the GPU flags write this longer AG_TR_GPU record (h.size 48). The first 40
  * bytes are ag_tr_gpu: readers that know only ag_tr_gpu read those and skip the rest (records
