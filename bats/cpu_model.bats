@@ -74,6 +74,26 @@ jv() {
     python3 -c "import sys; sys.exit(0 if $(jv "$T/r.json" 't["ratio"]') > $(jv "$T/l.json" 't["ratio"]') else 1)"
 }
 
+@test "traced durations of an idle GPU (host issue time, events) are taken out: as if the kernels were tiny" {
+    # the launch loop twice: without GPU durations (the table's tiny_kernel_span stands in) and
+    # with the durations the recorder measured on the H100 at aa1eda1 for such kernels (the
+    # launch's host time + tiny_kernel_idle); the model must see the same tiny kernels in both
+    trace launch
+    trace recorded
+    COSTS="$ROOT/bench/costs/h100.json"
+    simulate_json "$T/l.json" "$T/launch.agt"
+    simulate_json "$T/r.json" "$T/recorded.agt"
+    a=$(jv "$T/l.json" 't["ratio"]')
+    b=$(jv "$T/r.json" 't["ratio"]')
+    echo "no durations $a, recorded durations $b"
+    python3 -c "import sys; sys.exit(0 if abs($b / $a - 1) < 0.03 else 1)"
+    # the eager runs' GPU busy time: the kernels' own (tiny_kernel_span each)
+    a=$(jv "$T/l.json" 't["eager"]["gpu_busy_us"]')
+    b=$(jv "$T/r.json" 't["eager"]["gpu_busy_us"]')
+    echo "eager GPU busy: $a / $b us"
+    python3 -c "import sys; sys.exit(0 if abs($b / $a - 1) < 0.05 else 1)"
+}
+
 @test "a GPU-bound async loop (2 x 40 us kernels, events) predicts no gain beyond noise" {
     trace gpu
     simulate_json "$T/g.json" "$T/gpu.agt"

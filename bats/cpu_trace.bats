@@ -8,7 +8,7 @@
 bats_require_minimum_version 1.5.0
 load harness
 
-setup_file() { harness_require loop8 traceops event fork; }
+setup_file() { harness_require loop8 traceops event fork tracequeue; }
 setup() {
     harness_setup
     CLI="$BATS_TEST_DIRNAME/../build/autograph"
@@ -164,6 +164,39 @@ args() {
     output="$(cat "$BATS_TEST_TMPDIR/dump.txt")"
     run timeout 60 env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" AUTOGRAPH_TRACE_GPU=1 "$H/traceops" 6
     assert_equal "$(fc events_recorded)" "$((plain_events + 72))"
+}
+
+@test "trace: GPU times of queued calls exclude the launch's host time; calls on an idle stream are flagged idle" {
+    # tracequeue: 4 kernels queued behind a host function that holds the stream until all 4
+    # are issued, then 4 kernels each followed by a sync. Every launch spends 50 ms on the host
+    # before its kernel reaches the fake GPU (after the start event was recorded).
+    rec env AUTOGRAPH_TRACE_GPU=1 FAKECUDA_DELAY_US=0 FAKECUDA_LAUNCH_HOST_US=50000 \
+        "$H/tracequeue" 4
+    assert_success
+    dump "$T"
+    # per launch, in order: the GPU record's flag and duration (us)
+    run awk '$1 != "GPU" { for (i = 1; i < NF - 1; i++) if ($i == "seq" && $(i + 2) == "LAUNCH") launch[$(i + 1)] = 1 }
+             $1 == "GPU" && ($3 in launch) { printf "%s %s %s\n", $3, ($NF == "queued" || $NF == "idle") ? $NF : "none", $5 }' \
+        "$BATS_TEST_TMPDIR/dump.txt"
+    echo "$output"
+    [ "${#lines[@]}" -eq 8 ] || fail "8 launches timed: ${#lines[@]}"
+    local i f d
+    for i in 0 1 2 3; do
+        read -r _ f d <<<"${lines[$i]}"
+        # queued (the stream held until all were issued): the host time is not in the duration
+        [ "$f" = queued ] || fail "launch $i: $f, not queued"
+        python3 -c "import sys; sys.exit(0 if $d < 25000 else 1)" || fail "launch $i: $d us holds the launch's host time"
+    done
+    for i in 4 5 6 7; do
+        read -r _ f d <<<"${lines[$i]}"
+        # idle: the start event fired before the launch returned (the duration holds its 50 ms
+        # of host time); or, if the fake's GPU thread was slow to get to it, queued and short
+        case $f in
+        idle) python3 -c "import sys; sys.exit(0 if $d >= 50000 else 1)" || fail "launch $i: idle, $d us" ;;
+        queued) python3 -c "import sys; sys.exit(0 if $d < 50000 else 1)" || fail "launch $i: queued, $d us" ;;
+        *) fail "launch $i: no flag" ;;
+        esac
+    done
 }
 
 @test "trace: %p and %h in the path" {

@@ -74,9 +74,14 @@
 //                             memset node adds in a graph besides its own duration
 //   graph_memcpy_gap          likewise with 8-byte DtoH memcpy nodes into pinned memory:
 //                             (T_C - T_A) / K - memcpy_small_dtoh
+//   tiny_kernel_span          the tiny kernel's own run time: first block's start to last
+//                             block's end from %globaltimer stamps, median of 200
+//   tiny_kernel_idle          events around one tiny kernel on an IDLE stream, recorded as the
+//                             trace recorder records them (start event, launch, end event
+//                             back to back), less the launch call's host time, median of 500
+//                             (docs/MODEL.md: how the model reads traced durations)
 //
-// stderr also shows, for people: the kernel's span from %globaltimer stamps (first block's
-// start to last block's end) and the timer's resolution, launch latency counted from the
+// stderr also shows, for people: the timer's resolution, launch latency counted from the
 // call's return, and cuGraphDestroy.
 #include <cuda.h>
 
@@ -750,6 +755,24 @@ int main(int argc, char **argv) {
     CHECK_CU(cuMemcpyDtoH(&step, C.slot, sizeof step));
   }
 
+  // tiny_kernel_idle: events around one tiny kernel on an idle stream, issued as the trace
+  // recorder issues them (start event, launch, end event, back to back), less the launch
+  // call's host time: what a traced duration holds besides the launch's host time
+  std::vector<double> idle;
+  for (int r = -20; r < 500; r++) {
+    sync(C.st);
+    CHECK_CU(cuEventRecord(e0, C.st));
+    const double t0 = now_ns();
+    launch_tiny(C.st);
+    const double t1 = now_ns();
+    CHECK_CU(cuEventRecord(e1, C.st));
+    sync(C.st);
+    float ms = 0;
+    CHECK_CU(cuEventElapsedTime(&ms, e0, e1));
+    if (r >= 0) idle.push_back((double)ms * 1e6 - (t1 - t0));
+  }
+  const double g_tiny_idle = median(idle);
+
   CHECK_CU(cuEventDestroy(e0));
   CHECK_CU(cuEventDestroy(e1));
   CHECK_CU(cuCtxSynchronize());
@@ -802,6 +825,8 @@ int main(int argc, char **argv) {
       {"memcpy_small_dtoh", g_dtoh},
       {"graph_memset_gap", g_memset_gap},
       {"graph_memcpy_gap", g_memcpy_gap},
+      {"tiny_kernel_span", median(spans)},
+      {"tiny_kernel_idle", g_tiny_idle},
   };
 
   char date[16];

@@ -17,6 +17,9 @@
 
 /* ag_tr_file.flags */
 #define AG_TRF_GPU 1u  /* AUTOGRAPH_TRACE_GPU=1: AG_TR_GPU records give GPU durations */
+#define AG_TRF_GPU_EXACT 2u /* the GPU durations are the work's own time, with no timing events
+                             * or host issue time in them: written by a generator with a model
+                             * of its own (tests/progs/mktrace.c), never by the recorder */
 
 typedef struct ag_tr_file {
     char magic[8];     /* AG_TR_MAGIC */
@@ -159,6 +162,25 @@ typedef struct ag_tr_gpu {
     uint32_t of_seq; /* the call whose GPU time this is */
     uint32_t gpu_ns; /* its duration on the GPU, from events around it */
 } ag_tr_gpu;
+
+/* ag_tr_gpu_ext.flags: had the start event fired when the recorder asked (cuEventQuery, just
+ * after the end event was recorded, i.e. after the call returned)? */
+#define AG_TRG_QUEUED 1u /* not yet: the stream was busy with earlier work (of any kind) until
+                          * after the call returned; the call was queued behind it and gpu_ns
+                          * holds none of the call's host issue time */
+#define AG_TRG_IDLE 2u   /* it had: the start event fired before the call returned, so gpu_ns
+                          * also holds up to the call's own host time (h.dur_ns of its record):
+                          * the time from the start event to the work's arrival on the GPU */
+
+/* Recorders since the GPU flags write this longer AG_TR_GPU record (h.size 48). The first 40
+ * bytes are ag_tr_gpu: readers that know only ag_tr_gpu read those and skip the rest (records
+ * are skipped by h.size); a reader reads `flags` only when h.size >= sizeof(ag_tr_gpu_ext),
+ * and must still accept the 40-byte records of older files (no flags: state unknown). */
+typedef struct ag_tr_gpu_ext {
+    ag_tr_gpu g;
+    uint32_t flags;  /* AG_TRG_* (neither: unknown, e.g. the query failed) */
+    uint32_t pad;
+} ag_tr_gpu_ext;
 
 typedef struct ag_tr_end {
     ag_tr_hdr h;

@@ -29,7 +29,8 @@ _Static_assert(sizeof(ag_tr_hdr) == 32, "ag_tr_hdr");
 _Static_assert(sizeof(ag_tr_name) == 40 && sizeof(ag_tr_func) == 64, "name, func");
 _Static_assert(sizeof(ag_tr_stream) % 8 == 0 && sizeof(ag_tr_launch) % 8 == 0 &&
                    sizeof(ag_tr_op) % 8 == 0 && sizeof(ag_tr_copy) % 8 == 0 &&
-                   sizeof(ag_tr_gpu) % 8 == 0 && sizeof(ag_tr_end) % 8 == 0,
+                   sizeof(ag_tr_gpu) % 8 == 0 && sizeof(ag_tr_end) % 8 == 0 &&
+                   sizeof(ag_tr_gpu) == 40 && sizeof(ag_tr_gpu_ext) == 48,
                "records are multiples of 8 bytes");
 
 int ag_tr_on;
@@ -174,17 +175,19 @@ typedef struct tr_pair {
     uint64_t stream;
     uint32_t seq;
     uint8_t state;
+    uint8_t flags;               /* AG_TRG_*: the stream's state when the call was issued */
 } tr_pair;
 static tr_pair g_pairs[TR_PAIRS];
 static uint32_t g_head, g_npairs; /* the ring, oldest first */
 
 static void gpu_record_locked(const tr_pair *p, float ms)
 {
-    ag_tr_gpu r;
+    ag_tr_gpu_ext r;
     memset(&r, 0, sizeof r);
-    hdr(&r.h, AG_TR_GPU, sizeof r, app_ns(ag_now_ns()), p->stream);
-    r.of_seq = p->seq;
-    r.gpu_ns = ms > 0 ? sat32((uint64_t)((double)ms * 1e6)) : 0;
+    hdr(&r.g.h, AG_TR_GPU, sizeof r, app_ns(ag_now_ns()), p->stream);
+    r.g.of_seq = p->seq;
+    r.g.gpu_ns = ms > 0 ? sat32((uint64_t)((double)ms * 1e6)) : 0;
+    r.flags = p->flags;
     put_locked(&r, sizeof r);
 }
 
@@ -217,7 +220,8 @@ static void harvest_locked(uint64_t deadline)
     }
 }
 
-/* Before the call: a pair for it (t->gpu), its first event recorded on the call's stream. */
+/* Before the call: a pair for it (t->gpu); then, as the very last thing before the call, the
+ * pair's first event recorded on the call's stream (begin() only reads the clock after it). */
 static void gpu_begin(ag_tr_tok *t, CUstream s)
 {
     t->gpu = -1;
@@ -239,6 +243,7 @@ static void gpu_begin(ag_tr_tok *t, CUstream s)
     uint32_t i = (g_head + g_npairs++) % TR_PAIRS;
     tr_pair *p = &g_pairs[i];
     p->state = P_BEGUN; /* ours until the call's record is written */
+    p->flags = 0;
     pthread_mutex_unlock(&g_mu);
     if (p->a && p->ctx != cur) {
         ag_drv.cuEventDestroy_v2(p->a);
@@ -259,14 +264,22 @@ static void gpu_begin(ag_tr_tok *t, CUstream s)
         t->gpu = -2 - (int32_t)i; /* the slot stays ours; voided when the record is written */
 }
 
-/* Right after the call: its second event. Returns 0 when the pair is good. */
+/* Right after the call: its second event; then whether the first one has fired yet (the pair's
+ * AG_TRG_* flags). Not yet: the stream was busy with earlier work (of any kind) until after the
+ * call returned, so the duration holds none of the call's host time (queued). Fired: it may
+ * hold up to all of it (idle). Returns 0 when the pair is good. */
 static int gpu_end(ag_tr_tok *t, CUstream s)
 {
     if (t->gpu < 0)
         return -1;
     if (s == NULL && t->ptsz)
         s = CU_STREAM_PER_THREAD;
-    return ag_drv.cuEventRecord(g_pairs[t->gpu].b, s) ? -1 : 0;
+    tr_pair *p = &g_pairs[t->gpu];
+    if (ag_drv.cuEventRecord(p->b, s))
+        return -1;
+    CUresult q = ag_drv.cuEventQuery(p->a);
+    p->flags = q == CUDA_ERROR_NOT_READY ? AG_TRG_QUEUED : q == CUDA_SUCCESS ? AG_TRG_IDLE : 0;
+    return 0;
 }
 
 /* ---- functions and streams, described once ------------------------------------------------ */

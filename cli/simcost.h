@@ -19,7 +19,7 @@
 #define SIM_GPU_COSTS(X)                                                                       \
     X(tiny_kernel) X(eager_kernel_gap) X(graph_kernel_gap) X(launch_latency)                   \
     X(graph_launch_latency) X(memset_small) X(memcpy_small_htod) X(memcpy_small_dtoh)          \
-    X(graph_memset_gap) X(graph_memcpy_gap)
+    X(graph_memset_gap) X(graph_memcpy_gap) X(tiny_kernel_span) X(tiny_kernel_idle)
 
 /* The engine's own host time (the simulator's section of the schema). */
 #define SIM_ENGINE_COSTS(X)                                                                    \

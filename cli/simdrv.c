@@ -29,6 +29,28 @@ int sim_measure;
 ag_driver ag_drv;
 
 static const sim_costs *C;
+
+/* The GPU model in the work's own times (docs/MODEL.md, "Traced GPU durations"), derived from
+ * the cost table at simdrv_init. A traced duration (events around the call) is turned into
+ * the work's own time, `exec`, by sim_exec_of; the gaps are what the GPU adds between pieces
+ * of work of that own time. */
+static struct {
+    double ev_busy;     /* what events around a call add to it when the call is queued (the
+                         * start event fires when the earlier work ends): -eager_kernel_gap */
+    double ev_idle;     /* ... when the stream is idle as the start event is recorded:
+                         * tiny_kernel_idle - tiny_kernel_span (beyond the launch's own host
+                         * time, which the traced duration then also holds) */
+    double k_gap;       /* eager kernel after kernel: tiny_kernel + eager_kernel_gap - span */
+    double g_gap;       /* graph kernel node after node: tiny_kernel + graph_kernel_gap - span */
+    double c_busy;      /* copies and other timed calls: ev_busy, at least 0 */
+    double c_gap;       /* eager copy after work: eager_kernel_gap + c_busy */
+    double memset_exec, htod_exec, dtoh_exec; /* the small ones' own times */
+    double gm_gap, gc_gap; /* graph memset / memcpy node gaps */
+    double lat_ret;     /* launch_latency - launch: from a call's return to its work */
+    int exact;          /* the trace's durations are own times already (AG_TRF_GPU_EXACT) */
+} M;
+static const sim_call *g_calls;  /* the trace's calls, for the index of a call */
+static uint32_t *g_exec;         /* sim_trace.exec */
 /* a cost in ns (a fit's small sizes can come out below zero: nothing) */
 #define NS(x) ((x) > 0 ? (uint64_t)((x) + 0.5) : 0)
 /* a GPU gap in ns: negative when the traced durations it follows include the timing events'
@@ -262,7 +284,7 @@ uint64_t sim_stream_run(uint64_t stream, int ptsz, uint64_t dur)
     sstream *s = stream_of(stream, ptsz);
     if (s->capturing)
         return sim_H;
-    return run_on(s, sim_H + NS(C->gpu.launch_latency), GAP(C->gpu.eager_kernel_gap), dur);
+    return run_on(s, sim_H + NS(C->gpu.launch_latency), GAP(M.c_gap), dur);
 }
 
 void sim_capture(uint64_t stream, int ptsz, int on)
@@ -304,9 +326,64 @@ static const sim_call *pop(sstream *s)
     return c;
 }
 
-static uint64_t gpu_dur(const sim_call *c, double def)
+/* The own GPU time of a traced call's work (kind: N_KERNEL, N_MEMSET, N_MEMCPY; dtoh for a
+ * device-to-host copy), issued at `issue` on s whose earlier work ends at `ready`, its host
+ * call taking host_ns (pageable: a copy that returns only when done). The first run that puts
+ * the call's work on the GPU (the eager run) derives it and keeps it in the trace's exec
+ * array; later, and in the autograph run (which the simulator hands the eager run's array),
+ * the kept value is used: the work's own time does not depend on how it was issued. */
+static uint64_t own_time(const sim_call *c, int kind, int dtoh, uint64_t issue, uint64_t ready,
+                        uint64_t host_ns, int pageable)
 {
-    return c && c->has_gpu ? c->gpu_ns : NS(def);
+    double def = kind == N_KERNEL   ? C->gpu.tiny_kernel_span
+                 : kind == N_MEMSET ? M.memset_exec
+                 : dtoh             ? M.dtoh_exec
+                                    : M.htod_exec;
+    if (!c || !c->has_gpu)
+        return NS(def);
+    size_t i = g_calls && g_exec ? (size_t)(c - g_calls) : (size_t)-1;
+    if (i != (size_t)-1 && g_exec[i] != UINT32_MAX)
+        return g_exec[i];
+    double e;
+    if (M.exact) {
+        e = c->gpu_ns;
+    } else {
+        /* Queued (the GPU busy with the stream's earlier work when the work arrives: the start
+         * event fired when that work ended, the work followed after its front end g): the
+         * traced duration is g + exec + the events' busy cost. Else (idle): the start event
+         * fired as soon as it was recorded, and the work arrived after the call's own host
+         * time: host_ns + exec + the events' idle cost. (A stream whose earlier work ends
+         * while the call is being issued is taken as idle: exec cannot be told from the start
+         * event's wait there, and taking the earlier work's end would feed each estimate into
+         * the next one.) The recorder's flag, where the trace has one, decides. */
+        double g = kind == N_KERNEL ? M.k_gap : 0;
+        double q = (double)issue, r = (double)ready;
+        int queued = c->gpu_flags & AG_TRG_QUEUED ? 1
+                     : c->gpu_flags & AG_TRG_IDLE ? 0
+                     : pageable                    ? r > q
+                                                   : r + g > q + (double)host_ns + M.lat_ret;
+        double w = queued ? g : pageable ? 0 : (double)host_ns;
+        double ev = queued ? (kind == N_KERNEL ? M.ev_busy : M.c_busy) : M.ev_idle;
+        e = (double)c->gpu_ns - ev - w;
+    }
+    uint64_t v = NS(e);
+    if (v >= UINT32_MAX)
+        v = UINT32_MAX - 1;
+    if (i != (size_t)-1)
+        g_exec[i] = (uint32_t)v;
+    return v;
+}
+
+void sim_exec_attach(const sim_call *calls, uint32_t *exec)
+{
+    g_calls = calls;
+    g_exec = exec;
+}
+
+uint64_t sim_exec_call(const sim_call *c, uint64_t stream, int ptsz, uint64_t issue,
+                       uint64_t host_ns, int blocking)
+{
+    return own_time(c, N_MEMCPY, 1, issue, dep_of(stream_of(stream, ptsz)), host_ns, blocking);
 }
 
 /* ---- declarations ------------------------------------------------------------------------------ */
@@ -388,9 +465,24 @@ static int mem_of(uint64_t p)
     return m ? m->kind : AG_MEM_PAGEABLE;
 }
 
-void simdrv_init(const sim_costs *c)
+void simdrv_init(const sim_costs *c, int exact)
 {
     C = c;
+    const double span = c->gpu.tiny_kernel_span;
+    memset(&M, 0, sizeof M);
+    M.exact = exact;
+    M.ev_busy = -c->gpu.eager_kernel_gap;
+    M.ev_idle = c->gpu.tiny_kernel_idle - span;
+    M.k_gap = c->gpu.tiny_kernel + c->gpu.eager_kernel_gap - span;
+    M.g_gap = c->gpu.tiny_kernel + c->gpu.graph_kernel_gap - span;
+    M.c_busy = M.ev_busy > 0 ? M.ev_busy : 0;
+    M.c_gap = c->gpu.eager_kernel_gap + M.c_busy;
+    M.memset_exec = c->gpu.memset_small - M.c_busy > 0 ? c->gpu.memset_small - M.c_busy : 0;
+    M.htod_exec = c->gpu.memcpy_small_htod - M.c_busy > 0 ? c->gpu.memcpy_small_htod - M.c_busy : 0;
+    M.dtoh_exec = c->gpu.memcpy_small_dtoh - M.c_busy > 0 ? c->gpu.memcpy_small_dtoh - M.c_busy : 0;
+    M.gm_gap = c->gpu.memset_small + c->gpu.graph_memset_gap - M.memset_exec;
+    M.gc_gap = c->gpu.memcpy_small_dtoh + c->gpu.graph_memcpy_gap - M.dtoh_exec;
+    M.lat_ret = c->gpu.launch_latency - c->host.launch > 0 ? c->gpu.launch_latency - c->host.launch : 0;
     sim_H = 0;
     memset(sim_host, 0, sizeof sim_host);
     memset(&sim_gpu, 0, sizeof sim_gpu);
@@ -409,11 +501,13 @@ static CUresult launch(CUstream hs, int ptsz, int ex)
     const sim_call *c = pop(s);
     const ag_tr_launch *L = c && c->h->type == AG_TR_LAUNCH ? (const ag_tr_launch *)c->h : NULL;
     uint64_t issue = sim_H;
-    sim_host_add(SIM_C_LAUNCH, L ? L->h.dur_ns : NS(ex ? C->host.launch_ex : C->host.launch));
+    uint64_t host = L ? L->h.dur_ns : NS(ex ? C->host.launch_ex : C->host.launch);
+    sim_host_add(SIM_C_LAUNCH, host);
     CUresult r = L ? (CUresult)L->result : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS && !s->capturing) {
-        run_on(s, issue + NS(C->gpu.launch_latency), GAP(C->gpu.eager_kernel_gap),
-               gpu_dur(c, C->gpu.tiny_kernel));
+        /* (the kernel starts lat_ret after its call returns, or after the work before it) */
+        run_on(s, issue + host + NS(M.lat_ret), GAP(M.k_gap),
+               own_time(L ? c : NULL, N_KERNEL, 0, issue, dep_of(s), host, 0));
         sim_gpu.kernels++;
     }
     DRV_OUT();
@@ -825,18 +919,18 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
         const sim_call *c = pop(s);
         int64_t gap;
         uint64_t dur;
+        /* (the nodes' own times: kept by the eager run, which ran every call) */
         if (X->type[i] == N_KERNEL) {
-            gap = GAP(C->gpu.graph_kernel_gap);
-            dur = gpu_dur(c, C->gpu.tiny_kernel);
+            gap = GAP(M.g_gap);
+            dur = own_time(c, N_KERNEL, 0, issue, t, 0, 0);
         } else if (X->type[i] == N_MEMSET) {
-            gap = GAP(C->gpu.graph_memset_gap);
-            dur = gpu_dur(c, C->gpu.memset_small);
+            gap = GAP(M.gm_gap);
+            dur = own_time(c, N_MEMSET, 0, issue, t, 0, 0);
         } else {
-            gap = GAP(C->gpu.graph_memcpy_gap);
+            gap = GAP(M.gc_gap);
             const ag_tr_copy *cp =
                 c && c->h->type == AG_TR_COPY ? (const ag_tr_copy *)c->h : NULL;
-            dur = gpu_dur(c, cp && cp->op == AG_CP_DTOH ? C->gpu.memcpy_small_dtoh
-                                                        : C->gpu.memcpy_small_htod);
+            dur = own_time(c, N_MEMCPY, cp && cp->op == AG_CP_DTOH, issue, t, 0, 0);
         }
         if (i && gap >= 0) {
             t += (uint64_t)gap;
@@ -880,10 +974,11 @@ static CUresult copy(int entry, uint64_t dst, uint64_t src, CUstream hs, int pts
     sim_host_add(SIM_C_COPY, cost);
     CUresult r = cp ? (CUresult)cp->result : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS && !s->capturing) {
-        uint64_t end = run_on(s, issue + NS(C->gpu.launch_latency), GAP(C->gpu.eager_kernel_gap),
-                              gpu_dur(c, memset_               ? C->gpu.memset_small
-                                         : entry == AG_CP_DTOH ? C->gpu.memcpy_small_dtoh
-                                                               : C->gpu.memcpy_small_htod));
+        uint64_t end = run_on(s, issue + (pageable ? NS(C->gpu.launch_latency) : cost + NS(M.lat_ret)),
+                              GAP(M.c_gap),
+                              own_time(cp ? c : NULL, memset_ ? N_MEMSET : N_MEMCPY,
+                                      entry == AG_CP_DTOH, issue, dep_of(s),
+                                      cp ? cp->h.dur_ns : cost, pageable));
         sim_gpu.copies++;
         if (pageable && !sim_off_critical)
             sim_host_wait(end);

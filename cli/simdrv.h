@@ -61,7 +61,16 @@ extern uint64_t sim_host[SIM_C_COUNT];  /* host time per category, ns */
 extern sim_result_gpu sim_gpu;
 extern int sim_off_critical;            /* 1: costs do not count for the app (watchdog) */
 
-void simdrv_init(const sim_costs *c);
+/* exact: the trace's GPU durations are the work's own times (AG_TRF_GPU_EXACT) */
+void simdrv_init(const sim_costs *c, int exact);
+/* The trace's calls and its exec array (sim_trace.exec): each call's own GPU time, derived by
+ * the first run that puts its work on the GPU and kept there (docs/MODEL.md). */
+void sim_exec_attach(const sim_call *calls, uint32_t *exec);
+/* The own GPU time of a traced call other than a launch or async copy (an application's graph
+ * launch, a synchronous copy: blocking, its host time holds its work) issued at `issue` on the
+ * stream, its host call taking host_ns; without a traced duration, memcpy_small_dtoh's. */
+uint64_t sim_exec_call(const sim_call *c, uint64_t stream, int ptsz, uint64_t issue,
+                       uint64_t host_ns, int blocking);
 /* Fills ag_drv with the simulated functions. */
 void simdrv_install(void);
 

@@ -123,6 +123,7 @@ static int read_plain(const char *path, char **buf, size_t *len, char *err, size
 typedef struct seq_idx {
     uint32_t seq;
     uint32_t idx;
+    uint8_t flags;       /* (GPU records: their AG_TRG_* flags) */
 } seq_idx;
 
 static int cmp_seq(const void *a, const void *b)
@@ -229,6 +230,7 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
                 goto oom;
             t->calls[t->ncalls].h = h;
             t->calls[t->ncalls].gpu_ns = 0;
+            t->calls[t->ncalls].gpu_flags = 0;
             t->calls[t->ncalls++].has_gpu = 0;
             break;
         case AG_TR_GPU: {
@@ -236,6 +238,10 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
             if (grow((void **)&gpus, &gcap, ng, sizeof *gpus))
                 goto oom;
             gpus[ng].seq = g->of_seq;
+            gpus[ng].flags = h->size >= sizeof(ag_tr_gpu_ext)
+                                 ? (uint8_t)(((const ag_tr_gpu_ext *)h)->flags &
+                                             (AG_TRG_QUEUED | AG_TRG_IDLE))
+                                 : 0;
             gpus[ng++].idx = g->gpu_ns;
             break;
         }
@@ -270,7 +276,7 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
         }
         qsort(by, t->ncalls, sizeof *by, cmp_seq);
         for (size_t k = 0; k < ng; k++) {
-            seq_idx key = { gpus[k].seq, 0 };
+            seq_idx key = { gpus[k].seq, 0, 0 };
             size_t lo = 0, hi = t->ncalls;
             while (lo < hi) { /* first entry with seq >= key */
                 size_t mid = (lo + hi) / 2;
@@ -282,6 +288,7 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
             if (lo < t->ncalls && by[lo].seq == key.seq) {
                 sim_call *c = &t->calls[by[lo].idx];
                 c->gpu_ns = gpus[k].idx;
+                c->gpu_flags = gpus[k].flags;
                 c->has_gpu = 1;
                 t->ngpu++;
             }
@@ -298,6 +305,9 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
             t1 = h->t_ns + h->dur_ns;
     }
     t->span_ns = t1 - t0;
+    if (!(t->exec = malloc(t->ncalls * sizeof *t->exec)))
+        goto oom;
+    memset(t->exec, 0xff, t->ncalls * sizeof *t->exec);
     return 0;
 truncated:
     free(gpus);
@@ -332,6 +342,7 @@ void sim_trace_free(sim_trace *t)
     free(t->calls);
     free(t->decls);
     free(t->names);
+    free(t->exec);
     memset(t, 0, sizeof *t);
 }
 

@@ -16,6 +16,7 @@ typedef struct sim_call {
     const ag_tr_hdr *h;   /* the record (8-aligned inside sim_trace.buf) */
     uint32_t gpu_ns;      /* from the AG_TR_GPU record of its seq */
     uint8_t has_gpu;
+    uint8_t gpu_flags;    /* AG_TRG_* of that record (0: not recorded, an older file) */
 } sim_call;
 
 /* A FUNC, STREAM or NAME record, kept in file order with the calls: `at` is the index of the
@@ -39,6 +40,10 @@ typedef struct sim_trace {
     uint64_t dropped;     /* from the END record */
     uint64_t ngpu;        /* GPU records matched to a call */
     uint64_t span_ns;     /* first call's start to the last call's end */
+    /* per call: the GPU time the model gives its work (docs/MODEL.md, "Traced GPU
+     * durations"), derived by the eager run and kept for the autograph run; UINT32_MAX where
+     * none was derived. Allocated by sim_trace_read. */
+    uint32_t *exec;
 } sim_trace;
 
 /* Reads path; 0, or -1 with a one-line message in err. */

@@ -395,8 +395,7 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
     } else if (O->cls == AG_TRC_SYNC) {
         /* a synchronous copy or memset: on the default stream, the host waits for it */
         uint64_t end = sim_stream_run(ptsz ? 0 : 1, ptsz,
-                                      c->has_gpu ? c->gpu_ns
-                                                 : (uint64_t)(g_costs.gpu.memcpy_small_dtoh + 0.5));
+                                      sim_exec_call(c, ptsz ? 0 : 1, ptsz, sim_H, dur, 1));
         sim_host_add(SIM_C_SYNC, (uint64_t)(g_costs.host.memcpy_dtoh_async_pageable + 0.5));
         sim_host_wait(end);
     } else {
@@ -406,7 +405,7 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
         if (c->has_gpu && O->h.stream) {
             uint64_t h = sim_H;
             sim_H = issue;
-            sim_stream_run(O->h.stream, ptsz, c->gpu_ns);
+            sim_stream_run(O->h.stream, ptsz, sim_exec_call(c, O->h.stream, ptsz, issue, dur, 0));
             sim_H = h;
         }
     }
@@ -533,7 +532,8 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
         setenv("AUTOGRAPH_STATS", stats, 1);
     }
     ag_options_set_announce(0);
-    simdrv_init(&g_costs);
+    simdrv_init(&g_costs, (t->file->flags & AG_TRF_GPU_EXACT) != 0);
+    sim_exec_attach(t->calls, t->exec);
     simdrv_install();
     sim_measure = g.measure;
     if (g.measure)
@@ -643,7 +643,8 @@ static int run_child(const sim_trace *t, int engine, run_result *res, char **exp
         simulate(t, engine, &r);
         r.explain_len = (uint32_t)g_explain_len;
         int bad = write_all(p[1], &r, sizeof r) ||
-                  (g_explain_len && write_all(p[1], g_explain, g_explain_len));
+                  (g_explain_len && write_all(p[1], g_explain, g_explain_len)) ||
+                  (!engine && write_all(p[1], t->exec, t->ncalls * sizeof *t->exec));
         _exit(bad ? 3 : 0); /* no exit handlers: the engine's would flush and report */
     }
     close(p[1]);
@@ -652,6 +653,9 @@ static int run_child(const sim_trace *t, int engine, run_result *res, char **exp
         *explain = calloc(1, res->explain_len + 1);
         bad = !*explain || read_all(p[0], *explain, res->explain_len);
     }
+    /* the eager run's own GPU times of the calls, for the autograph run (docs/MODEL.md) */
+    if (!bad && !engine)
+        bad = read_all(p[0], t->exec, t->ncalls * sizeof *t->exec);
     close(p[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

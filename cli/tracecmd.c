@@ -138,8 +138,10 @@ static void dump_one(const ag_tr_hdr *h, names *nm)
     }
     case AG_TR_GPU: {
         const ag_tr_gpu *g = (const ag_tr_gpu *)h;
-        printf("GPU    seq %u took %.3f us on the GPU (stream %#" PRIx64 ", read at %.3f us)\n",
-               g->of_seq, g->gpu_ns / 1e3, h->stream, h->t_ns / 1e3);
+        uint32_t fl = h->size >= sizeof(ag_tr_gpu_ext) ? ((const ag_tr_gpu_ext *)h)->flags : 0;
+        printf("GPU    seq %u took %.3f us on the GPU (stream %#" PRIx64 ", read at %.3f us)%s\n",
+               g->of_seq, g->gpu_ns / 1e3, h->stream, h->t_ns / 1e3,
+               fl & AG_TRG_QUEUED ? " queued" : fl & AG_TRG_IDLE ? " idle" : "");
         break;
     }
     case AG_TR_END: {
@@ -275,6 +277,8 @@ int ag_trace_main(int argc, char **argv)
     if (dump)
         printf("TRACE  version %u pid %u host %s t0 %" PRIu64 "%s cmd %s\n", f->version, f->pid,
                f->host, f->t0_ns, f->flags & AG_TRF_GPU ? " gpu" : "", f->cmd);
+    if (dump && (f->flags & AG_TRF_GPU_EXACT))
+        printf("       (GPU durations exact: a generator's, no timing events in them)\n");
     names nm = { NULL, 0 };
     summary s;
     memset(&s, 0, sizeof s);

@@ -39,10 +39,12 @@ int main(int argc, char **argv) {
 
   unsigned pa = 0x9E3779B1u, pb = (unsigned)seed;
   void *params[] = {&p, &pa, &pb};
+  region_mark(true);  // the timed region, as profilers (and the replay model) see it
   const double t0 = now_us();
   CHECK_CU(cuLaunchKernel(affine, kBlocks, 1, 1, kThreads, 1, 1, 0, st, params, nullptr));
   CHECK_CU(cuStreamSynchronize(st));
   const double t1 = now_us();
+  region_mark(false);
 
   std::vector<uint32_t> got(kElems), want(kElems);
   CHECK_CU(cuMemcpyDtoH(got.data(), p, kElems * sizeof(uint32_t)));

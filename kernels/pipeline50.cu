@@ -162,6 +162,7 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaDeviceSynchronize());
   const uint32_t seed32 = (uint32_t)seed ^ (uint32_t)(seed >> 32);
 
+  region_mark(true);  // the timed region, as profilers (and the replay model) see it
   const double t0 = now_us();
   init_kernel<<<s.nb, kTile, 0, s.st>>>(s.keys[0], s.vals[0], s.n, seed32);
   passes(s, std::make_integer_sequence<int, kPasses>());
@@ -169,6 +170,7 @@ int main(int argc, char **argv) {
   CHECK_LAUNCH();
   CHECK_CUDA(cudaStreamSynchronize(s.st));
   const double t1 = now_us();
+  region_mark(false);
 
   const std::vector<uint32_t> keys = from_device(s.keys[kPasses % 2], s.n),
                               vals = from_device(s.vals[kPasses % 2], s.n),

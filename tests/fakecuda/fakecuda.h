@@ -5,7 +5,9 @@
  *
  *  - every stream has a FIFO of work items run asynchronously, in order, by one worker thread
  *    per stream, each item after a small random delay (FAKECUDA_DELAY_US, default 5, the
- *    upper bound of a uniform delay in microseconds; FAKECUDA_SEED seeds it);
+ *    upper bound of a uniform delay in microseconds; FAKECUDA_SEED seeds it); a kernel
+ *    launch spends FAKECUDA_LAUNCH_HOST_US (default 0) on the host before its kernel is
+ *    enqueued, as a real launch call does;
  *  - synchronous calls (stream/context/event synchronize, synchronous copies and memsets,
  *    cuMemFree_v2, which synchronizes the current context) block until the work they cover
  *    has run; cuStreamQuery / cuEventQuery answer CUDA_ERROR_NOT_READY while it has not;

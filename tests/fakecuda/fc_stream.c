@@ -74,12 +74,15 @@ static uint64_t mono_ns(void)
 }
 
 static unsigned g_delay_us;
+static unsigned g_launch_host_us; /* FAKECUDA_LAUNCH_HOST_US: a kernel launch's host time */
 static uint64_t g_seed;
 static int g_reuse = 1;
 static atomic_int g_next_stream_id;
 
 void fc_stream_config(unsigned delay_us, uint64_t seed, int reuse_handles)
 {
+    const char *e = getenv("FAKECUDA_LAUNCH_HOST_US");
+    g_launch_host_us = e && *e ? (unsigned)strtoul(e, NULL, 10) : 0;
     g_delay_us = delay_us;
     g_seed = seed;
     g_reuse = reuse_handles;
@@ -1298,6 +1301,11 @@ static CUresult launch(const void *hf, unsigned gx, unsigned gy, unsigned gz, un
 {
     fc_ctx *c;
     CUresult r;
+    if (g_launch_host_us) { /* the call's own host time, before the kernel reaches the "GPU" */
+        uint64_t end = now_ns() + g_launch_host_us * 1000ull;
+        while (now_ns() < end)
+            ;
+    }
     if ((r = fc_need_ctx(&c)))
         return fc_err(r);
     fc_func *f = fc_func_get(hf, 0); /* a CUfunction or a CUkernel */

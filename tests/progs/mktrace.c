@@ -16,6 +16,10 @@
  *             ~20 us of host work between stretches (like bench P4c)
  *   long      a long loop (8 kernels, one with an argument that changes every iteration)
  *             with a sync every 100 iterations
+ *   recorded  the launch loop with GPU durations as the recorder measured them on the H100 at
+ *             aa1eda1 (events around each launch on an idle GPU): the launch call's host time
+ *             plus bench/costs/h100.json's tiny_kernel_idle (the only pattern whose durations
+ *             are not the work's own: no AG_TRF_GPU_EXACT)
  * The model's constants are those of bench/costs/default.json (the tests pass that table). */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +34,7 @@
 #define GAP_NS 1000u
 #define LATENCY_NS 4000u
 #define TINY_NS 700u
+#define H100_TINY_IDLE_NS 2398u /* bench/costs/h100.json gpu_ns.tiny_kernel_idle */
 
 static FILE *out;
 static uint64_t T = 1000;     /* host clock */
@@ -128,11 +133,15 @@ static void gpu_rec(uint32_t of, uint32_t ns)
     emit(&g, sizeof g);
 }
 
+static int recorded; /* GPU durations as the recorder measures them on an idle GPU */
+
 static void launch(uint32_t fid, uint32_t nparams, uint64_t hash, uint32_t gpu_ns)
 {
     ag_tr_launch L;
     memset(&L, 0, sizeof L);
     uint32_t dur = jit(LAUNCH_NS);
+    if (recorded)
+        gpu_ns = dur + H100_TINY_IDLE_NS;
     hdr(&L.h, AG_TR_LAUNCH, dur);
     L.func = fid;
     L.entry = 0; /* cuLaunchKernel */
@@ -196,7 +205,7 @@ static uint64_t h64(uint64_t x)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long|region FILE\n");
+        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long|region|recorded FILE\n");
         return 2;
     }
     const char *pat = argv[1];
@@ -213,7 +222,9 @@ int main(int argc, char **argv)
     f.hdr_size = sizeof f;
     f.t0_ns = 123456789;
     f.pid = 4242;
-    f.flags = with_gpu ? AG_TRF_GPU : 0;
+    recorded = !strcmp(pat, "recorded");
+    /* durations: this model's own, but for `recorded` */
+    f.flags = with_gpu ? AG_TRF_GPU | (recorded ? 0 : AG_TRF_GPU_EXACT) : 0;
     snprintf(f.host, sizeof f.host, "synthetic");
     snprintf(f.cmd, sizeof f.cmd, "mktrace %s", pat);
     fwrite(&f, 1, sizeof f, out);
@@ -223,7 +234,7 @@ int main(int argc, char **argv)
     name(N_PSTART, "cuProfilerStart");
     name(N_PSTOP, "cuProfilerStop");
     stream_rec();
-    if (!strcmp(pat, "launch")) {
+    if (!strcmp(pat, "launch") || recorded) {
         func(1, 3, "_Z4tinyPfif");
         for (int it = 0; it < 200; it++) {
             for (int k = 0; k < 64; k++)
