@@ -310,7 +310,10 @@ static void do_copy(const sim_call *c, run_result *res)
     int took = ag_copy_offer(&op, &r);
     if (!took)
         ag_order_stream(op.stream, op.ptsz);
-    eng_end(&m, 0, (uint64_t)(g_costs.engine.copy_offer + 0.5), res);
+    /* a copy the engine did not take (a resting stream, a kind that is no node) returned
+     * early and became an ordering point: it costs what one does */
+    eng_end(&m, 0, (uint64_t)((took ? g_costs.engine.copy_offer : g_costs.engine.order_point) + 0.5),
+            res);
     if (!took) /* the wrapper's own call of the real function */
         sim_copy_call(entry, K->dst, K->src, K->h.stream, K->ptsz);
 }
