@@ -10,7 +10,7 @@
 #              the summary has both runs' time_us_per_iter (the simulator's eager prediction is
 #              checked against the untraced one) and whether their checksums agree
 #   validate1  paired A/B runs (bench/ab.py --cpus 4-7, eager= vs ag=preload) of the C rows
-#              P1 P3 C1 C2 G2 S1 D1 G1, then the Python rows F3 F1 F2 F4
+#              P1 P3 C1 C2 G2 S1 S2 D1 G1, then the Python rows F3 F1 F2 F4
 #   validate2  likewise: F6 (torch.compile; its Inductor cache filled first) and F7 (ResNet-50)
 #
 # Every row runs the same command line in every part (the model predicts the ratio of the
@@ -187,7 +187,7 @@ traces)
     done
     ;;
 validate1 | validate2)
-    if [ "$part" = validate1 ]; then set -- P1 P3 C1 C2 G2 S1 D1 G1 F3 F1 F2 F4; else set -- F6 F7; fi
+    if [ "$part" = validate1 ]; then set -- P1 P3 C1 C2 G2 S1 S2 D1 G1 F3 F1 F2 F4; else set -- F6 F7; fi
     for id in "$@"; do
         wanted "$id" || continue
         ab "$id"
