@@ -76,13 +76,16 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
 {
     uint32_t ends[AG_MAX_PIECES], n = 1;
     ends[0] = T->len;
-    /* before this process's first replay, a graph launch is taken to cost what an eager one
-     * does (measured on the H100: 2.3-3.8 us against 4.5 us, bench/costs/h100.json): a long,
-     * slowly issued sequence must be cut at once, or its first holds outlast MAX_HOLD_US and
-     * it is turned off before it ever replays (a CNN forward: docs/MODEL.md) */
+    /* A sequence whose holds would outlast half of MAX_HOLD_US must be cut at once, or its
+     * first holds time out and it is turned off before it ever replays (a CNN forward:
+     * docs/MODEL.md): before this process's first replay, a graph launch is then taken to cost
+     * what an eager one does (on the H100 2.3-3.8 us against 4.5 us, bench/costs/h100.json).
+     * A shorter one waits for its first replay's measure. */
     uint64_t eager_ns = ag_eager_launch_ns(), graph_ns = ag_graph_launch_ns();
-    ag_piece_costs c = { held_ns, eager_ns, graph_ns ? graph_ns : eager_ns,
-                         (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000, T->ben.queued };
+    uint64_t max_hold_ns = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000;
+    if (!graph_ns && held_ns * T->len > max_hold_ns / 2)
+        graph_ns = eager_ns;
+    ag_piece_costs c = { held_ns, eager_ns, graph_ns, max_hold_ns, T->ben.queued };
     if (c.queued && !T->plan_queued)
         ag_stat_inc(AG_ST_POLICY_WHOLE);
     T->plan_queued = T->ben.queued;
