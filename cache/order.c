@@ -21,20 +21,28 @@ __attribute__((hot)) CUresult ag_order_stream(CUstream s, int ptsz)
     return e;
 }
 
+/* An ordering point with nothing to do (counted: what resting and stateless streams cost is
+ * what the report and the replay model charge them). */
+static inline CUresult passed(void)
+{
+    ag_stat_inc(AG_ST_ORDER_PASSED);
+    return CUDA_SUCCESS;
+}
+
 /* The ordering point; with `take`, returns (and clears) an error a held launch left on the
  * stream (an error there also keeps the rest paths below from passing: rest.h). */
 static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take)
 {
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
     if (!captures && ag_rest_token_covers(s))
-        return CUDA_SUCCESS;
+        return passed();
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
     if (!st)
-        return CUDA_SUCCESS;
+        return passed();
     ag_cross_flush(st);
     if (ag_rest_order_passes(st))
-        return CUDA_SUCCESS;
+        return passed();
     ag_lock(&st->mu);
     if (st->kind == AG_SK_PTDS)
         ag_ptds_join(st);

@@ -27,7 +27,9 @@
     X(launch_learning)  /* a launch shown to the learner (passed eagerly) */                   \
     X(launch_held)      /* a launch held (deep copy, match) */                                 \
     X(launch_other)     /* a launch passed for another reason (ungraphable, capture) */        \
-    X(order_point)      /* an ordering point with the engine on */                             \
+    X(order_point)      /* an ordering point with something to do (a learning or holding  \
+                         * stream) */                                                          \
+    X(order_point_rested) /* one with nothing to do (orders.passed: resting, no state) */     \
     X(copy_offer)       /* an async copy or memset offered to the engine */                    \
     X(replay_base)      /* the engine's side of one piece's replay (compare, bookkeeping) */   \
     X(replay_per_node)                                                                         \

@@ -138,7 +138,7 @@ static void clock_calibrate(void)
 }
 
 typedef struct eng_mark {
-    uint64_t held, rested, opaque, captured, replays, replayed, nodes, cpu, drv, ndrv;
+    uint64_t held, rested, opaque, captured, replays, replayed, passed, nodes, cpu, drv, ndrv;
 } eng_mark;
 
 static void eng_begin(eng_mark *m)
@@ -149,6 +149,7 @@ static void eng_begin(eng_mark *m)
     m->captured = cnt(AG_ST_CAPTURED);
     m->replays = cnt(AG_ST_GRAPH_LAUNCHES);
     m->replayed = cnt(AG_ST_REPLAYED);
+    m->passed = cnt(AG_ST_ORDER_PASSED);
     m->nodes = sim_gpu.nodes_built;
     if (g.measure) {
         m->drv = sim_drv_real_ns;
@@ -159,6 +160,13 @@ static void eng_begin(eng_mark *m)
 
 /* After an engine call: its own time, from what it did (constants of the cost table) or, with
  * --measure-engine, measured (CPU time less the simulated driver's). */
+/* The engine's constant for an ordering point: whether it had anything to do. */
+static double order_cost(const eng_mark *m)
+{
+    return cnt(AG_ST_ORDER_PASSED) > m->passed ? g_costs.engine.order_point_rested
+                                               : g_costs.engine.order_point;
+}
+
 static void eng_end(const eng_mark *m, int launch, uint64_t base, run_result *res)
 {
     if (!ag_engine_started())
@@ -312,8 +320,7 @@ static void do_copy(const sim_call *c, run_result *res)
         ag_order_stream(op.stream, op.ptsz);
     /* a copy the engine did not take (a resting stream, a kind that is no node) returned
      * early and became an ordering point: it costs what one does */
-    eng_end(&m, 0, (uint64_t)((took ? g_costs.engine.copy_offer : g_costs.engine.order_point) + 0.5),
-            res);
+    eng_end(&m, 0, (uint64_t)((took ? g_costs.engine.copy_offer : order_cost(&m)) + 0.5), res);
     if (!took) /* the wrapper's own call of the real function */
         sim_copy_call(entry, K->dst, K->src, K->h.stream, K->ptsz);
 }
@@ -372,7 +379,7 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
         break;
     }
     if (engine)
-        eng_end(&m, 0, (uint64_t)(g_costs.engine.order_point + 0.5), res);
+        eng_end(&m, 0, (uint64_t)(order_cost(&m) + 0.5), res);
     /* the call's own effect on the simulated world */
     if (starts(name, "cuProfilerStart")) {
         /* the program marks the region it times, as profilers are told (the sample programs

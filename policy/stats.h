@@ -70,7 +70,9 @@
     X(WATCHED, "launches.watched", "of launches.eager: passed on a stream without state, "    \
                                    "their function not seen on it before (nothing learned)")   \
     X(STREAMS, "streams.states", "stream states made (a stream gets one once a function "    \
-                                 "launched on it repeats, or for the legacy-stream rule)")
+                                 "launched on it repeats, or for the legacy-stream rule)")    \
+    X(ORDER_PASSED, "orders.passed", "stream ordering points with nothing to do: the stream " \
+                                     "rests, or has no state")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,
