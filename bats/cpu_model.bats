@@ -232,4 +232,24 @@ EOF
     run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
     assert_failure
     assert_output --partial "< 0.98"
+    # a harm measured and open (known_harm in its entry) is printed, not failed...
+    python3 - "$T/traces/baseline.json" <<'EOF'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["traces"]["irregular.agt.gz"]["known_harm"] = "issue 0: a test"
+json.dump(b, open(sys.argv[1], "w"))
+EOF
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_success
+    assert_output --partial "KNOWN HARM: irregular.agt.gz"
+    # ...but a further loss below its baseline still fails
+    python3 - "$T/traces/baseline.json" <<'EOF'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["traces"]["irregular.agt.gz"]["ratio"] = 2.0
+json.dump(b, open(sys.argv[1], "w"))
+EOF
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_failure
+    assert_output --partial "more than 3% below its baseline"
 }

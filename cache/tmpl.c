@@ -124,12 +124,13 @@ void ag_tmpl_noted_gpu_bound(const ag_tmpl *T)
 /* What a graph costs before it saves anything, for the payback estimate (policy/benefit.h,
  * ag_benefit_dormant). Build: adding, instantiating and uploading a node cost ~3.9 us on the
  * H100 (bench/costs/h100.json: 0.5 + 2.2 + 1.2), plus the calls' bases; a process's first
- * instantiation is suspected to cost the driver a one-time set-up of some hundreds of us (G2
- * in BENCHMARKS.md: +760 us for one 2-node graph in its timed region; not yet measured
- * alone); a trial records a mark (~1.3 us) at up to twice its occurrences (~24 of them). */
+ * graph costs the driver a one-time set-up: ~230 us more than the next ones on the H100
+ * (kernels/graph_first, 2026-11-24: 247-272 us for the first capture, instantiation, upload
+ * and launch of 2 kernels, 26-35 us for the next); a trial records a mark (~1.3 us) at up to
+ * twice its occurrences (~24 of them). */
 #define PAYBACK_NODE_NS 4000ull
 #define PAYBACK_BASE_NS 20000ull
-#define PAYBACK_FIRST_GRAPH_NS 300000ull
+#define PAYBACK_FIRST_GRAPH_NS 230000ull
 #define PAYBACK_TRIAL_NS 48000ull
 #define PAYBACK_EAGER_NS 4500ull   /* an eager launch, until sampled (h100.json: 4.5 us) */
 #define PAYBACK_GRAPH_NS 2500ull   /* a graph launch, until measured (h100.json: 2.3 us) */
