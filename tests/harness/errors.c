@@ -315,6 +315,10 @@ static void ptdsexit(long n)
         HX_ASSERT(pthread_create(&th, NULL, ptds_thread, (void *)(uintptr_t)i) == 0,
                   "ptdsexit: pthread_create");
         pthread_join(th, NULL);
+        /* the exited thread's last launch is on its own per-thread stream, which nothing
+         * orders before the next thread's: the context waits for it (without this, a loaded
+         * host let the next thread's launches run first, with or without the library) */
+        CK(cuCtxSynchronize());
     }
     CK(cuCtxSynchronize());
     hx_entry *e = calloc((size_t)n * 16, sizeof *e);
