@@ -4,6 +4,8 @@
  * 64 KiB buffer written with write(2) when full, before fork and at exit. */
 #include "cache/tracerec.h"
 
+#include "policy/fdio.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -99,17 +101,7 @@ static void hdr(ag_tr_hdr *h, int type, size_t size, uint64_t t_app, uint64_t st
 
 static int write_all(const void *p, size_t n)
 {
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t w = write(g_fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return ag_write_all(g_fd, p, n);
 }
 
 /* Writes the buffer out (the file header first, once). A write error ends the recording. */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <uthash.h>
 
+#include "policy/fdio.h"
 #include "policy/options.h"
 #include "policy/stats.h"
 #include "cache/copy.h"
@@ -605,36 +606,6 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
 
 /* ---- the parent: a child per run ----------------------------------------------------------- */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *b = p;
-    while (n) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    char *b = p;
-    while (n) {
-        ssize_t r = read(fd, b, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 static int run_child(const sim_trace *t, int engine, run_result *res, char **explain)
 {
     memset(res, 0, sizeof *res);
@@ -652,20 +623,20 @@ static int run_child(const sim_trace *t, int engine, run_result *res, char **exp
         memset(&r, 0, sizeof r);
         simulate(t, engine, &r);
         r.explain_len = (uint32_t)g_explain_len;
-        int bad = write_all(p[1], &r, sizeof r) ||
-                  (g_explain_len && write_all(p[1], g_explain, g_explain_len)) ||
-                  (!engine && write_all(p[1], t->exec, t->ncalls * sizeof *t->exec));
+        int bad = ag_write_all(p[1], &r, sizeof r) ||
+                  (g_explain_len && ag_write_all(p[1], g_explain, g_explain_len)) ||
+                  (!engine && ag_write_all(p[1], t->exec, t->ncalls * sizeof *t->exec));
         _exit(bad ? 3 : 0); /* no exit handlers: the engine's would flush and report */
     }
     close(p[1]);
-    int bad = read_all(p[0], res, sizeof *res);
+    int bad = ag_read_all(p[0], res, sizeof *res);
     if (!bad && res->explain_len) {
         *explain = calloc(1, res->explain_len + 1);
-        bad = !*explain || read_all(p[0], *explain, res->explain_len);
+        bad = !*explain || ag_read_all(p[0], *explain, res->explain_len);
     }
     /* the eager run's own GPU times of the calls, for the autograph run (docs/MODEL.md) */
     if (!bad && !engine)
-        bad = read_all(p[0], t->exec, t->ncalls * sizeof *t->exec);
+        bad = ag_read_all(p[0], t->exec, t->ncalls * sizeof *t->exec);
     close(p[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
