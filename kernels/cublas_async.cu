@@ -14,18 +14,10 @@
 // (ms -> us); host_time_us_per_iter is the host's wall time of the same block, for reference.
 // --mode=graph: the gemms of one iteration captured once (stream capture, fixed cuBLAS
 // workspace) and replayed with cudaGraphLaunch between the same two events.
-#include <cublas_v2.h>
-
-#include "common.h"
+#include "cublas_common.h"
 
 namespace {
 
-void check_cublas_(cublasStatus_t s, const char *call, const char *file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  fprintf(stderr, "CUDA error: %s failed: cuBLAS status %d at %s:%d\n", call, (int)s, file, line);
-  die(2);
-}
-#define CHECK_CUBLAS(call) check_cublas_((call), #call, __FILE__, __LINE__)
 
 constexpr int kM = 640, kN = 480, kK = 320, kDistinctA = 4;
 
@@ -67,18 +59,7 @@ void run(const Gpu &d, cudaGraphExec_t exec, long long g0, long long g1) {
   }
 }
 
-std::vector<float> small_ints(size_t count, uint64_t seed) {
-  Rng r(seed);
-  std::vector<float> v(count);
-  for (auto &x : v) x = (float)((int)r.below(5) - 2);
-  return v;
-}
 
-float *upload(const std::vector<float> &h) {
-  float *d = device_alloc<float>(h.size());
-  CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return d;
-}
 
 }  // namespace
 
@@ -133,21 +114,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < C.size(); i++) got[i] = (uint32_t)(int32_t)C[i];
 
   // CPU model: C = (sum_j A[j % 4]) * B in int32 (exact, as on the GPU).
-  std::vector<int32_t> S((size_t)kM * kK, 0);
-  for (int j = 0; j < d.gemms; j++)
-    for (size_t i = 0; i < S.size(); i++) S[i] += (int32_t)A[j % kDistinctA][i];
-  std::vector<uint32_t> want((size_t)kM * kN);
-  parallel_for((size_t)kN, [&](size_t c0, size_t c1) {
-    std::vector<int32_t> col(kM);
-    for (size_t c = c0; c < c1; c++) {
-      std::fill(col.begin(), col.end(), 0);
-      for (int k = 0; k < kK; k++) {
-        const int32_t bkc = (int32_t)B[(size_t)k + c * kK];
-        for (int i = 0; i < kM; i++) col[i] += S[(size_t)i + (size_t)k * kM] * bkc;
-      }
-      for (int i = 0; i < kM; i++) want[(size_t)i + c * kM] = (uint32_t)col[i];
-    }
-  }, 1);
+  const std::vector<uint32_t> want = gemm_sum_model(A, kDistinctA, B, d.gemms, kM, kN, kK);
   const bool ok = check_equal("C", got, want);
 
   printf("gemms: %lld\n", graph ? 0 : d.gemms * loop.total());

@@ -9,18 +9,10 @@
 //   accum_kernel:  acc = acc * 31 + (uint32)C + 3 * (uint32)E      (uint32, wraps)
 // --mode=graph captures one iteration once, instantiates it once, and per iteration sets the
 // scale node's new factor (cudaGraphExecKernelNodeSetParams) before cudaGraphLaunch.
-#include <cublas_v2.h>
-
-#include "common.h"
+#include "cublas_common.h"
 
 namespace {
 
-void check_cublas_(cublasStatus_t s, const char *call, const char *file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  fprintf(stderr, "CUDA error: %s failed: cuBLAS status %d at %s:%d\n", call, (int)s, file, line);
-  die(2);
-}
-#define CHECK_CUBLAS(call) check_cublas_((call), #call, __FILE__, __LINE__)
 
 constexpr int kThreads = 256;
 
@@ -118,11 +110,6 @@ std::vector<float> small_ints(size_t count, uint64_t seed, int lo, int hi) {
   return v;
 }
 
-float *upload(const std::vector<float> &h) {
-  float *d = device_alloc<float>(h.size());
-  CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return d;
-}
 
 std::vector<float> download(const float *d, size_t count) {
   std::vector<float> h(count);

@@ -19,33 +19,14 @@
 // --mode=graph (the reference): the region's gemms stream-captured once on a created stream
 // (fixed cuBLAS workspace), instantiated and uploaded before the region, and launched once on
 // the NULL stream between the same two events.  No --iters/--warmup: there is one region.
-#include <cublas_v2.h>
-
-#include "common.h"
+#include "cublas_common.h"
 
 namespace {
 
-void check_cublas_(cublasStatus_t s, const char *call, const char *file, int line) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  fprintf(stderr, "CUDA error: %s failed: cuBLAS status %d at %s:%d\n", call, (int)s, file, line);
-  die(2);
-}
-#define CHECK_CUBLAS(call) check_cublas_((call), #call, __FILE__, __LINE__)
 
 constexpr int kM = 640, kN = 320, kK = 480, kDistinctA = 4;
 
-std::vector<float> small_ints(size_t count, uint64_t seed) {
-  Rng r(seed);
-  std::vector<float> v(count);
-  for (auto &x : v) x = (float)((int)r.below(5) - 2);
-  return v;
-}
 
-float *upload(const std::vector<float> &h) {
-  float *d = device_alloc<float>(h.size());
-  CHECK_CUDA(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
-  return d;
-}
 
 void gemm(cublasHandle_t h, const float *a, const float *b, float *c, bool accumulate) {
   const float one = 1.0f, zero = 0.0f;
@@ -123,21 +104,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < Cv.size(); i++) got[i] = (uint32_t)(int32_t)Cv[i];
 
   // CPU model: C = (sum_j A[j % 4]) * B in int32 (exact, as on the GPU).
-  std::vector<int32_t> S((size_t)kM * kK, 0);
-  for (int j = 0; j < gemms; j++)
-    for (size_t i = 0; i < S.size(); i++) S[i] += (int32_t)A[j % kDistinctA][i];
-  std::vector<uint32_t> want((size_t)kM * kN);
-  parallel_for((size_t)kN, [&](size_t c0, size_t c1) {
-    std::vector<int32_t> col(kM);
-    for (size_t cc = c0; cc < c1; cc++) {
-      std::fill(col.begin(), col.end(), 0);
-      for (int k = 0; k < kK; k++) {
-        const int32_t bkc = (int32_t)B[(size_t)k + cc * kK];
-        for (int i = 0; i < kM; i++) col[i] += S[(size_t)i + (size_t)k * kM] * bkc;
-      }
-      for (int i = 0; i < kM; i++) want[(size_t)i + cc * kM] = (uint32_t)col[i];
-    }
-  }, 1);
+  const std::vector<uint32_t> want = gemm_sum_model(A, kDistinctA, B, gemms, kM, kN, kK);
   const bool ok = check_equal("C", got, want);
 
   if (exec) CHECK_CUDA(cudaGraphExecDestroy(exec));
