@@ -465,6 +465,20 @@ static void put_call_locked(ag_tr_hdr *h, size_t size, ag_tr_tok *t, int gpu_ok)
     put_locked(h, size);
 }
 
+/* A launch's or copy's record, its call ended at clock c with result r: header, time and
+ * result, written under the lock; the recorder's own time since c is set aside. */
+static void put_call(ag_tr_hdr *h, size_t size, int type, int32_t *result, CUresult r,
+                     ag_tr_tok *t, uint64_t c, int gpu_ok)
+{
+    hdr(h, type, size, t->t_app, t->stream);
+    h->dur_ns = sat32(c - t->t);
+    *result = (int32_t)r;
+    pthread_mutex_lock(&g_mu);
+    put_call_locked(h, size, t, gpu_ok);
+    pthread_mutex_unlock(&g_mu);
+    over_since(c);
+}
+
 int ag_tr_op_begin_slow(ag_tr_tok *t, CUstream s, int ptsz, int has_stream, const char *name)
 {
     if (t_in)
@@ -587,13 +601,7 @@ CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *
     uint64_t c = ag_now_ns();
     t_in = 0;
     int gpu_ok = gpu_end(&t, l->stream);
-    hdr(&rec.h, AG_TR_LAUNCH, sizeof rec, t.t_app, t.stream);
-    rec.h.dur_ns = sat32(c - t.t);
-    rec.result = (int32_t)r;
-    pthread_mutex_lock(&g_mu);
-    put_call_locked(&rec.h, sizeof rec, &t, gpu_ok);
-    pthread_mutex_unlock(&g_mu);
-    over_since(c);
+    put_call(&rec.h, sizeof rec, AG_TR_LAUNCH, &rec.result, r, &t, c, gpu_ok);
     return r;
 }
 
@@ -622,13 +630,7 @@ int ag_tr_rec_copy(const ag_copy *op, CUresult *res)
     uint64_t c = ag_now_ns();
     t_in = 0;
     int gpu_ok = gpu_end(&t, op->stream);
-    hdr(&rec.h, AG_TR_COPY, sizeof rec, t.t_app, t.stream);
-    rec.h.dur_ns = sat32(c - t.t);
-    rec.result = (int32_t)r;
-    pthread_mutex_lock(&g_mu);
-    put_call_locked(&rec.h, sizeof rec, &t, gpu_ok);
-    pthread_mutex_unlock(&g_mu);
-    over_since(c);
+    put_call(&rec.h, sizeof rec, AG_TR_COPY, &rec.result, r, &t, c, gpu_ok);
     *res = r;
     return 1;
 }
