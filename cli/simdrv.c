@@ -757,15 +757,19 @@ static CUresult d_graph_create(CUgraph *g, unsigned flags)
     *g = (CUgraph)(uintptr_t)(H_GRAPH + H_STEP * g_ngraphs++);
     return CUDA_SUCCESS;
 }
-static CUresult d_graph_destroy(CUgraph g)
+/* A graph's or exec's slot freed (cuGraphDestroy, cuGraphExecDestroy). */
+static CUresult drop(sgraph *G)
 {
     sim_host_add(SIM_C_BUILD, NS(C->host.graph_destroy));
-    sgraph *G = graph_of(g);
     if (!G)
         return CUDA_ERROR_INVALID_HANDLE;
     free(G->type);
     memset(G, 0, sizeof *G);
     return CUDA_SUCCESS;
+}
+static CUresult d_graph_destroy(CUgraph g)
+{
+    return drop(graph_of(g));
 }
 static CUresult add_node(CUgraphNode *out, CUgraph g, int type)
 {
@@ -850,13 +854,7 @@ static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flag
 }
 static CUresult d_exec_destroy(CUgraphExec x)
 {
-    sim_host_add(SIM_C_BUILD, NS(C->host.graph_destroy));
-    sgraph *X = exec_of(x);
-    if (!X)
-        return CUDA_ERROR_INVALID_HANDLE;
-    free(X->type);
-    memset(X, 0, sizeof *X);
-    return CUDA_SUCCESS;
+    return drop(exec_of(x));
 }
 static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
