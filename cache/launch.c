@@ -32,9 +32,13 @@ static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
 }
 
 /* The driver's time for one eager launch, sampled on the learning path (one launch in 16, a
- * clock read on each side): what holding a launch saves, for planning pieces. EWMA, relaxed. */
+ * clock read on each side): what holding a launch saves, for planning pieces and the payback
+ * estimate. A sample is only ever inflated (the thread preempted, an interrupt), never
+ * deflated, so the EWMA takes the least of each four samples: one outlier on a loaded host
+ * must not make a short region look worth a trial (cpu_harness_policy "a short region"). */
 static uint64_t g_eager_ns;
 static __thread unsigned t_sample __attribute__((tls_model("initial-exec")));
+static __thread uint64_t t_least __attribute__((tls_model("initial-exec")));
 
 uint64_t ag_eager_launch_ns(void)
 {
@@ -47,8 +51,14 @@ static CUresult pass_sampled(const ag_launch *l)
         return passthrough(l);
     uint64_t t0 = ag_now_ns();
     CUresult r = passthrough(l);
-    uint64_t d = ag_now_ns() - t0, old = ag_eager_launch_ns();
-    __atomic_store_n(&g_eager_ns, old ? old - old / 8 + d / 8 : d, __ATOMIC_RELAXED);
+    uint64_t d = ag_now_ns() - t0;
+    if (!t_least || d < t_least)
+        t_least = d;
+    if ((t_sample >> 4) & 3) /* not the fourth sample of a group yet */
+        return r;
+    uint64_t old = ag_eager_launch_ns();
+    __atomic_store_n(&g_eager_ns, old ? old - old / 8 + t_least / 8 : t_least, __ATOMIC_RELAXED);
+    t_least = 0;
     return r;
 }
 
