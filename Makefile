@@ -20,7 +20,7 @@ LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB         := $(BUILD)/libautograph.so
 CLI         := $(BUILD)/autograph
 
-.PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks \
+.PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks check-layers \
         check-sanitizers fuzz demo selftime test-debug cross-aarch64
 all: lib cli apps
 
@@ -56,11 +56,18 @@ deps:
 # included), the unit tests and the harness again on a debug build, the short sanitizer and
 # fuzzing runs, the aarch64 cross build (its unit tests under qemu-user), then the GPU tests
 # (which skip with a reason where no GPU is visible).
-test: lib cli test-unit check-hooks test-model test-cpu test-debug test-sanitizers-short cross-aarch64 \
+test: lib cli test-unit check-hooks check-layers test-model test-cpu test-debug test-sanitizers-short cross-aarch64 \
       test-gpu
 
 check-hooks:
 	python3 tools/gen_hooks.py --check --cuda-include $(CUDA)/include
+
+# The engine's files call and include each other in one direction only (DESIGN.md, "Layers"):
+# a circle between modules of cache/, policy/ or interpose/ fails.
+check-layers:
+	python3 scripts/callgraph.py --check cache
+	python3 scripts/callgraph.py --check policy
+	python3 scripts/callgraph.py --check interpose
 
 test-cpu: lib cli harness
 	bats bats/cpu_*.bats

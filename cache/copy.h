@@ -1,4 +1,5 @@
-/* Async memsets and copies inside held sequences: records, shapes, graph nodes, issuing. */
+/* Async memsets and copies inside held sequences: records, shapes, graph nodes, issuing; the
+ * offer (offer.c). */
 /* An async memset or 1D copy is offered to the engine before it becomes an ordering point
  * (interpose/hooks.c, class COPY of tools/gen_hooks.py). The engine takes it when it can be a
  * graph node: the record joins the held launches (or, while learning, the learner's sequence)
@@ -72,6 +73,11 @@ struct ag_node;
 CUresult ag_copy_issue(struct ag_stream *st, const struct ag_rec *r);
 /* The layout (values: dst, src, value) of a copy shape's record. */
 const struct ag_layout *ag_copy_layout(const void *fn);
+/* Whether entry is a memset (else a copy). */
+int ag_copy_is_memset(int entry);
+/* The shape of op on a stream of context ctx, its destination and source of kinds dk, sk. */
+struct ag_shape;
+void ag_copy_shape(const ag_copy *op, CUcontext ctx, int dk, int sk, struct ag_shape *sh);
 /* Adds node n (a copy) to graph g after prev (may be NULL), with the values in blob. */
 CUresult ag_copy_add_node(CUgraph g, CUgraphNode prev, struct ag_node *n, const uint8_t *blob);
 /* Sets node n's values to blob in exec x (x non-NULL) or in the template graph (x NULL). */

@@ -8,73 +8,11 @@
 #include "policy/stats.h"
 #include "cache/copy.h"
 #include "cache/driver.h"
+#include "cache/flush.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
 
 /* ---- flushing (the stream's lock held) -------------------------------------------------- */
-
-/* Issues one held launch as the application made it, on the stream's canonical handle. Nothing
- * is allocated here: a flush may come from the watchdog or an exiting thread, and a launch
- * must not be lost to a failed malloc (ag_hold_one reserved st->ptrs). */
-static CUresult issue(ag_stream *st, const ag_rec *r)
-{
-    if (r->shape.kind == AG_KIND_COPY)
-        return ag_copy_issue(st, r); /* a memset or copy (copy.c) */
-    const ag_shape *s = &r->shape;
-    void *ptrs_small[16], **ptrs = r->lay->nparams <= 16 ? ptrs_small : st->ptrs;
-    if (r->lay->nparams > st->ptrs_cap && ptrs != ptrs_small)
-        return CUDA_ERROR_OUT_OF_MEMORY; /* cannot happen: reserved when it was held */
-    ag_params_ptrs(r->lay, st->arena + r->blob, ptrs);
-    int attrs = s->kind == AG_KIND_ATTRS;
-    const ag_dims *d = &r->dims;
-    CUlaunchConfig c = { d->grid[0], d->grid[1], d->grid[2], d->block[0], d->block[1],
-                         d->block[2], d->smem, st->issue,
-                         attrs ? (CUlaunchAttribute *)(st->arena + r->attrs) : NULL,
-                         attrs ? s->nattrs : 0 };
-    ag_launch l = { (CUfunction)s->fn, { d->grid[0], d->grid[1], d->grid[2] },
-                    { d->block[0], d->block[1], d->block[2] }, d->smem, st->issue, NULL, 0,
-                    r->lay->nparams ? ptrs : NULL, NULL,
-                    s->kind == AG_KIND_COOP ? AG_ENTRY_COOP : attrs ? AG_ENTRY_EX : AG_ENTRY_LAUNCH,
-                    &c };
-    return ag_launch_call(&l);
-}
-
-/* A held launch failed when it went out: the application was told CUDA_SUCCESS for it, so the
- * error stays on the stream and its next call returns it (ag_stream_error_take), as the driver
- * returns an earlier launch's error at a sync. The first error is kept. */
-static void error_keep(ag_stream *st, CUresult r)
-{
-    if (!st->err)
-        __atomic_store_n(&st->err, (uint16_t)(r > 0xffff ? CUDA_ERROR_UNKNOWN : r),
-                         __ATOMIC_RELAXED);
-    ag_rest_end(st); /* no call on it may pass on a rest token before the error is returned */
-}
-
-CUresult ag_stream_error_take(ag_stream *st, CUresult r)
-{
-    AG_ASSERT(ag_lock_held(&st->mu));
-    CUresult e = (CUresult)st->err;
-    if (AG_LIKELY(!e) || r != CUDA_SUCCESS)
-        return r; /* the call's own error first; the held launch's comes at the next call */
-    __atomic_store_n(&st->err, 0, __ATOMIC_RELAXED);
-    return e;
-}
-
-void ag_issue_held(ag_stream *st)
-{
-    AG_ASSERT(ag_lock_held(&st->mu));
-    for (uint32_t i = 0; i < st->nheld; i++) {
-        CUresult r = issue(st, &st->held[i]);
-        if (r != CUDA_SUCCESS) {
-            ag_stat_inc(AG_ST_FAIL_EAGER);
-            ag_log(AG_LOG_WARN, "held launch of %s failed on flush (%d): the next call on "
-                   "stream %p returns the error", st->held[i].lay->name, (int)r,
-                   (void *)st->handle);
-            error_keep(st, r);
-        }
-    }
-    ag_stat_add(AG_ST_FLUSHED, st->nheld);
-}
 
 void ag_flush_locked(ag_stream *st, enum ag_stat reason)
 {
@@ -111,15 +49,6 @@ void ag_order_locked(ag_stream *st, enum ag_stat reason)
 }
 
 /* ---- per-thread default streams --------------------------------------------------------- */
-
-/* The owner thread, as a hold begins: marks what the stream holds so far, so that a flush from
- * another thread can order the side stream after it. */
-int ag_ptds_mark(ag_stream *st)
-{
-    if (!st->ev_start && ag_drv.cuEventCreate(&st->ev_start, CU_EVENT_DISABLE_TIMING))
-        return -1;
-    return ag_drv.cuEventRecord(st->ev_start, CU_STREAM_PER_THREAD) ? -1 : 0;
-}
 
 /* Another thread flushes st (a per-thread stream that is not its own): the held work goes to
  * a side stream ordered after the hold's start, and the owner joins it at its next call. */
@@ -284,4 +213,28 @@ void ag_flush_stale(uint64_t now, uint64_t max_age)
 {
     stale_req q = { now, max_age };
     ag_streams_each(flush_if_stale, &q);
+}
+
+/* ---- emptying a stream's state ---------------------------------------------------------- */
+
+/* Everything a retired stream state holds goes: what is held (flushed), its templates and graphs,
+ * what it learned (kept for the profile first). */
+void ag_stream_empty(ag_stream *st)
+{
+    AG_ASSERT(ag_lock_held(&st->mu));
+    ag_flush_locked(st, AG_ST_FL_ALL);
+    ag_profile_keep(st); /* what it learned outlives it in the profile */
+    ag_tmpls_free(st);
+    if (st->held) {
+        ag_learn_free(&st->learn);
+        free(st->held);
+        st->held = NULL;
+    }
+    ag_marks_free(st);
+    ag_sync_open(st);
+    free(st->arena);
+    free(st->ptrs);
+    st->arena = NULL;
+    st->ptrs = NULL;
+    st->arena_cap = st->ptrs_cap = 0;
 }

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "policy/log.h"
+#include "policy/stats.h"
 #include "driver.h"
 #include "internal.h"
 
@@ -139,4 +141,12 @@ void ag_marks_free(ag_stream *st)
             if (k->m[i].ev)
                 ag_drv.cuEventDestroy_v2(k->m[i].ev);
     free(k);
+}
+
+void ag_tmpl_noted_gpu_bound(const ag_tmpl *T)
+{
+    ag_stat_inc(AG_ST_POLICY_GPU_BOUND);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: GPU-bound (the GPU is behind the host): eager, "
+           "no graph, probed again after %u occurrences", (unsigned long long)T->key,
+           T->ben.wait);
 }

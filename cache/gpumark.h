@@ -37,6 +37,8 @@ void ag_mark_begin(struct ag_stream *st, struct ag_tmpl *T, int graph);
  * other ending (T is NULL or another template: a broken-off hold, another sequence) voids it
  * and breaks T's chain of consecutive occurrences. */
 void ag_mark_end(struct ag_stream *st, struct ag_tmpl *T, int build);
+/* T's probe found the GPU the bottleneck (counted, logged). */
+void ag_tmpl_noted_gpu_bound(const struct ag_tmpl *T);
 /* The stream's templates are being freed: forget every mark (and destroy the events unless
  * the process is exiting). */
 void ag_marks_free(struct ag_stream *st);

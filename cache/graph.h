@@ -32,13 +32,6 @@ extern atomic_long ag_graphs_live, ag_graph_mem_live;
  * H100 with driver 580 (tests/progs/probe.c: cuMemGetInfo around 8 graphs of 512 nodes). */
 #define AG_NODE_MEM_EST 2560
 
-/* Stream attributes that apply to kernels launched eagerly on the stream but that a graph's
- * kernel nodes would not inherit: a non-default access policy window or memory
- * synchronisation domain. Launches on such a stream are not graphed (st->sattr). Read when the
- * stream's state is prepared (its first launch) and after every cuStreamSetAttribute /
- * cuStreamCopyAttributes on it (ag_order_stream_attr_done). Under the stream's lock. */
-void ag_stream_attrs_read(ag_stream *st);
-
 /* Fault injection for tests (AUTOGRAPH_FAULT): 1 when this call of that kind must fail. */
 enum ag_fault_point { AG_F_ADD_NODE, AG_F_INSTANTIATE, AG_F_UPLOAD, AG_F_UPDATE, AG_F_SET_PARAMS,
                       AG_F_LAUNCH, AG_F_COUNT };

@@ -21,21 +21,6 @@ enum ag_engine_state {
     AG_ENGINE_FORKED,     /* a fork child: pass through, touch nothing */
 };
 
-/* ---- life.c: start, exit, fork ---------------------------------------------------------- */
-
-/* Initialises the engine (once, whoever calls first); returns its state. */
-int ag_engine_init(void);
-
-/* Initialises on first use; true when launches may be held. (Inline, as the two below: every
- * launch and ordering point asks.) */
-static inline int ag_engine_on(void)
-{
-    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
-    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT))
-        s = ag_engine_init();
-    return s == AG_ENGINE_ON;
-}
-
 /* True when the engine runs (never initialises: ordering points before any launch hold
  * nothing). */
 static inline int ag_engine_started(void)
@@ -46,7 +31,7 @@ static inline int ag_engine_started(void)
 /* Larger argument blocks pass through: copying them costs more than a launch saves. */
 #define AG_MAX_PARAM_BYTES 4096
 
-/* ---- launch.c: the launch path ---------------------------------------------------------- */
+/* ---- issue.c: issuing records eagerly -------------------------------------------------- */
 
 /* Calls the driver's launch function for l's entry point (the plain, Ex and cooperative forms),
  * with l's arguments: both for a launch passed through and for a held launch issued. */
@@ -54,6 +39,18 @@ CUresult ag_launch_call(const ag_launch *l);
 /* The driver's time for one eager launch, sampled in this process (EWMA); 0 before the
  * first sample. */
 uint64_t ag_eager_launch_ns(void);
+/* One eager launch took d ns (the launch path samples one in 16). */
+void ag_eager_sample(uint64_t d);
+
+/* Issues the held launches eagerly, in order; a launch the driver refuses leaves its error
+ * on the stream (st->err). */
+void ag_issue_held(ag_stream *st);
+/* What a call on st returns (st->mu held), given r, the call's own result: an error a held
+ * launch left on st, once, when the call itself succeeded; else r. */
+CUresult ag_stream_error_take(ag_stream *st, CUresult r);
+/* Per-thread default streams: the owner marks what the stream holds so far as a hold begins
+ * (a flush from another thread orders the side stream after it: flush.c). */
+int ag_ptds_mark(ag_stream *st);
 
 /* ---- tmpl.c: templates ------------------------------------------------------------------ */
 
@@ -68,8 +65,6 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns);
 /* An occurrence of T (graph or eager) began at t: told to its policy, a finished probe or trial
  * counted. */
 void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t);
-/* T's probe found the GPU the bottleneck (counted, logged). */
-void ag_tmpl_noted_gpu_bound(const ag_tmpl *T);
 /* The templates of st that start with the shape fingerprint first_hash. */
 ag_bucket *ag_bucket_of(ag_stream *st, uint64_t first_hash);
 /* A provisional template held whole becomes a real one, made of the held launches (P is
@@ -91,8 +86,8 @@ void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now
 /* A segment closed: counts it, and makes a template of it when it repeated enough. */
 void ag_on_closed(ag_stream *st, const ag_closed *c);
 
-/* Empties a retired stream state (st->mu held): flushes it, frees its templates. */
-void ag_stream_empty(ag_stream *st);
+/* Frees every template of st, and their graphs (st->mu held). */
+void ag_tmpls_free(ag_stream *st);
 
 /* ---- hold.c: holds --------------------------------------------------------------------- */
 
@@ -152,15 +147,8 @@ void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order);
 /* The hold watchdog's one call: flushes every hold that began more than max_age ns before
  * `now` (a stream whose owner is inside a call right now is left for the next tick). */
 void ag_flush_stale(uint64_t now, uint64_t max_age);
-/* Issues the held launches eagerly, in order; a launch the driver refuses leaves its error
- * on the stream (st->err). */
-void ag_issue_held(ag_stream *st);
-/* What a call on st returns (st->mu held), given r, the call's own result: an error a held
- * launch left on st, once, when the call itself succeeded; else r. */
-CUresult ag_stream_error_take(ag_stream *st, CUresult r);
-
-/* Per-thread default streams: the owner marks where a hold begins, and joins the side stream. */
-int ag_ptds_mark(ag_stream *st);
+/* Empties a retired stream state (st->mu held): flushes it, frees its templates. */
+void ag_stream_empty(ag_stream *st);
 
 /* The owner thread, before anything else on its per-thread stream: if another thread flushed
  * held work to the side stream, later work must wait for it (inline: every launch on a
@@ -172,23 +160,6 @@ static inline void ag_ptds_join(ag_stream *st)
         ag_drv.cuStreamWaitEvent(CU_STREAM_PER_THREAD, st->ev_side, 0);
         __atomic_store_n(&st->join_pending, 0, __ATOMIC_RELAXED);
     }
-}
-
-/* The legacy stream rule: work on a blocking stream waits for the legacy default stream of
- * its context and vice versa, so before anything is issued or held on one side, the other
- * side must not hold. */
-void ag_cross_flush_slow(ag_stream *st);
-
-static inline void ag_cross_flush(ag_stream *st)
-{
-    ag_ctxinfo *ci = st->ci;
-    /* a blocking stream looks at its context only when some legacy stream is open at all:
-     * one line fewer to read on the common path (see process.h) */
-    if (st->kind == AG_SK_LEGACY
-            ? atomic_load_explicit(&ci->blocking_open, memory_order_acquire) != 0
-            : st->blocking && atomic_load_explicit(&ag_hot.legacy_open_any, memory_order_acquire) &&
-                  atomic_load_explicit(&ci->legacy_open, memory_order_acquire))
-        ag_cross_flush_slow(st);
 }
 
 /* Publishes whether st is open (holds, or has a learning segment under way), for the legacy
@@ -216,6 +187,9 @@ static inline void ag_sync_open(ag_stream *st)
 
 /* ---- watchdog.c ------------------------------------------------------------------------- */
 
+/* The function the watchdog calls four times per hold period while anything is held (set once,
+ * at the engine's start). */
+void ag_watchdog_init(void (*tick)(uint64_t now, uint64_t max_age));
 /* Told when a hold begins. */
 void ag_watchdog_kick(void);
 

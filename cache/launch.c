@@ -6,7 +6,9 @@
 #include "cache/clock.h"
 #include "cache/driver.h"
 #include "cache/engine.h"
+#include "cache/flush.h"
 #include "cache/internal.h"
+#include "cache/life.h"
 #include "cache/profile.h"
 #include "cache/selftime.h"
 #include "cache/watch.h"
@@ -31,19 +33,9 @@ static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
     return pass_timed(l);
 }
 
-/* The driver's time for one eager launch, sampled on the learning path (one launch in 16, a
- * clock read on each side): what holding a launch saves, for planning pieces and the payback
- * estimate. A sample is only ever inflated (the thread preempted, an interrupt), never
- * deflated, so the EWMA takes the least of each four samples: one outlier on a loaded host
- * must not make a short region look worth a trial (cpu_harness_policy "a short region"). */
-static uint64_t g_eager_ns;
+/* One launch in 16 on the learning path is timed, a clock read on each side, for the eager
+ * launch estimate (issue.c, ag_eager_sample). */
 static __thread unsigned t_sample __attribute__((tls_model("initial-exec")));
-static __thread uint64_t t_least __attribute__((tls_model("initial-exec")));
-
-uint64_t ag_eager_launch_ns(void)
-{
-    return __atomic_load_n(&g_eager_ns, __ATOMIC_RELAXED);
-}
 
 static CUresult pass_sampled(const ag_launch *l)
 {
@@ -51,14 +43,7 @@ static CUresult pass_sampled(const ag_launch *l)
         return passthrough(l);
     uint64_t t0 = ag_now_ns();
     CUresult r = passthrough(l);
-    uint64_t d = ag_now_ns() - t0;
-    if (!t_least || d < t_least)
-        t_least = d;
-    if ((t_sample >> 4) & 3) /* not the fourth sample of a group yet */
-        return r;
-    uint64_t old = ag_eager_launch_ns();
-    __atomic_store_n(&g_eager_ns, old ? old - old / 8 + t_least / 8 : t_least, __ATOMIC_RELAXED);
-    t_least = 0;
+    ag_eager_sample(ag_now_ns() - t0);
     return r;
 }
 
@@ -74,32 +59,6 @@ static __attribute__((noinline)) CUresult pass_watched(const ag_launch *l)
 {
     ag_stat_inc(AG_ST_WATCHED);
     return passthrough(l);
-}
-
-__attribute__((hot)) CUresult ag_launch_call(const ag_launch *l)
-{
-    switch (l->entry) {
-    case AG_ENTRY_LAUNCH:
-    case AG_ENTRY_LAUNCH_PTSZ: {
-        CUresult (*fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                       unsigned, CUstream, void **, void **) =
-            l->entry == AG_ENTRY_LAUNCH ? ag_drv.cuLaunchKernel : ag_drv.cuLaunchKernel_ptsz;
-        return fn(l->f, l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1],
-                  l->block[2], l->smem, l->stream, l->params, l->extra);
-    }
-    case AG_ENTRY_EX:
-        return ag_drv.cuLaunchKernelEx(l->config, l->f, l->params, l->extra);
-    case AG_ENTRY_EX_PTSZ:
-        return ag_drv.cuLaunchKernelEx_ptsz(l->config, l->f, l->params, l->extra);
-    case AG_ENTRY_COOP:
-        return ag_drv.cuLaunchCooperativeKernel(l->f, l->grid[0], l->grid[1], l->grid[2],
-                                                l->block[0], l->block[1], l->block[2], l->smem,
-                                                l->stream, l->params);
-    default:
-        return ag_drv.cuLaunchCooperativeKernel_ptsz(l->f, l->grid[0], l->grid[1], l->grid[2],
-                                                     l->block[0], l->block[1], l->block[2],
-                                                     l->smem, l->stream, l->params);
-    }
 }
 
 /* ---- the launch, step by step ----------------------------------------------------------- */

@@ -5,6 +5,7 @@
 #include "policy/log.h"
 #include "policy/options.h"
 #include "cache/internal.h"
+#include "cache/life.h"
 #include "cache/process.h"
 #include "cache/tracerec.h"
 
@@ -79,6 +80,7 @@ static void init(void)
                g_tracing ? "AUTOGRAPH_TRACE (recording a trace)" : "AUTOGRAPH_DISABLE");
         return;
     }
+    ag_watchdog_init(ag_flush_stale);
     set_state(AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));

@@ -6,6 +6,7 @@
 #include "policy/log.h"
 #include "policy/stats.h"
 #include "cache/engine.h"
+#include "cache/flush.h"
 #include "cache/internal.h"
 #include "cache/selftime.h"
 
@@ -194,4 +195,25 @@ void ag_order_capture_end_done(CUstream s, int ptsz)
             break;
         }
     pthread_mutex_unlock(&g_cap_mu);
+}
+
+/* ---- stream attributes ------------------------------------------------------------------- */
+
+void ag_order_stream_attr_done(CUstream s, int ptsz, CUresult r)
+{
+    if (r != CUDA_SUCCESS || !ag_engine_started())
+        return;
+    ag_stream *st = ag_stream_find(s, ptsz); /* (ag_order_stream made it, when it matters) */
+    if (!st)
+        return;
+    ag_lock(&st->mu);
+    if (st->kind != AG_SK_DEAD && st->held) {
+        /* while the application captures, the driver is asked nothing: taken as set until the
+         * next change */
+        if (atomic_load_explicit(&ag_hot.captures, memory_order_acquire))
+            st->sattr = 1;
+        else
+            ag_stream_attrs_read(st);
+    }
+    ag_unlock(&st->mu);
 }

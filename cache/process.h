@@ -4,6 +4,7 @@
 #define AG_PROCESS_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 typedef struct ag_hot {
     atomic_int state;          /* enum ag_engine_state (internal.h) */
@@ -17,5 +18,9 @@ typedef struct ag_hot {
 } ag_hot_t;
 
 extern ag_hot_t ag_hot;
+
+/* This thread's number in the process (1, 2, ...; never reused): names a per-thread default
+ * stream's state and a learning segment's last thread. */
+uint64_t ag_thread_id(void);
 
 #endif

@@ -22,8 +22,6 @@ __thread ag_stream_last ag_t_last __attribute__((tls_model("initial-exec")));
 static ag_ctxinfo g_ctx[MAX_CTX];
 static atomic_int g_nctx;
 
-static atomic_ulong g_next_tid = 1;
-static __thread uint64_t t_tid __attribute__((tls_model("initial-exec")));
 
 #define TCACHE 8
 static __thread struct {
@@ -207,13 +205,6 @@ static ag_stream *lookup(const ag_skey *k, int kind, enum ag_lookup create, uint
     return st;
 }
 
-uint64_t ag_thread_id(void)
-{
-    if (!t_tid)
-        t_tid = atomic_fetch_add(&g_next_tid, 1);
-    return t_tid;
-}
-
 ag_stream *ag_stream_lookup(CUstream s, int ptsz, enum ag_lookup create)
 {
     ag_skey k = { s, NULL, 0 };
@@ -305,4 +296,29 @@ int ag_streams_retire_thread(uint64_t thread, void (*flush)(ag_stream *),
         atomic_fetch_add_explicit(&ag_hot.registry_gen, 1, memory_order_release);
     pthread_mutex_unlock(&ag_registry_mu);
     return n;
+}
+
+/* ---- stream attributes -------------------------------------------------------------------- */
+
+void ag_stream_attrs_read(ag_stream *st)
+{
+    CUstreamAttrValue v;
+    uint8_t a = 0;
+    if (!ag_drv.cuStreamGetAttribute) { /* a driver without stream attributes */
+        st->sattr = 0;
+        return;
+    }
+    /* an attribute the driver cannot tell us about is taken as set: never graphed wrongly */
+    memset(&v, 0, sizeof v);
+    if (ag_drv.cuStreamGetAttribute(st->handle, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v) ||
+        v.accessPolicyWindow.num_bytes)
+        a |= 1;
+    memset(&v, 0, sizeof v);
+    if (ag_drv.cuStreamGetAttribute(st->handle, CU_STREAM_ATTRIBUTE_MEM_SYNC_DOMAIN, &v) ||
+        v.memSyncDomain != CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT)
+        a |= 2;
+    if (a && !st->sattr)
+        ag_log(AG_LOG_DEBUG, "stream %p has an access policy window or memory sync domain: its "
+               "launches are not graphed", (void *)st->handle);
+    st->sattr = a;
 }

@@ -212,9 +212,6 @@ static inline ag_stream *ag_stream_find(CUstream s, int ptsz)
     return st ? st : ag_stream_lookup(s, ptsz, AG_LOOKUP_FIND);
 }
 
-/* A number for the calling thread, unique for the life of the process. */
-uint64_t ag_thread_id(void);
-
 /* Calls fn on every live state, under the registry lock (fn may lock the stream). */
 void ag_streams_each(void (*fn)(ag_stream *, void *), void *arg);
 
@@ -236,5 +233,12 @@ int ag_stream_ptrs_reserve(ag_stream *st, uint32_t n);
 
 extern atomic_int ag_nholding;       /* states holding launches, process-wide */
 extern pthread_mutex_t ag_registry_mu;
+
+/* Stream attributes that apply to kernels launched eagerly on the stream but that a graph's
+ * kernel nodes would not inherit: a non-default access policy window or memory
+ * synchronisation domain. Launches on such a stream are not graphed (st->sattr). Read when the
+ * stream's state is prepared (its first launch) and after every cuStreamSetAttribute /
+ * cuStreamCopyAttributes on it (ag_order_stream_attr_done). Under the stream's lock. */
+void ag_stream_attrs_read(ag_stream *st);
 
 #endif

@@ -113,14 +113,6 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
            c.queued ? " (the GPU is busy with earlier work when holds begin)" : "");
 }
 
-void ag_tmpl_noted_gpu_bound(const ag_tmpl *T)
-{
-    ag_stat_inc(AG_ST_POLICY_GPU_BOUND);
-    ag_log(AG_LOG_DEBUG, "sequence %016llx: GPU-bound (the GPU is behind the host): eager, "
-           "no graph, probed again after %u occurrences", (unsigned long long)T->key,
-           T->ben.wait);
-}
-
 /* What a graph costs before it saves anything, for the payback estimate (policy/benefit.h,
  * ag_benefit_dormant). Build: adding, instantiating and uploading a node cost ~3.9 us on the
  * H100 (bench/costs/h100.json: 0.5 + 2.2 + 1.2), plus the calls' bases; a process's first
@@ -407,15 +399,10 @@ ag_tmpl *ag_discard_provisional(ag_tmpl *T)
     return NULL;
 }
 
-/* ---- emptying a stream's state ---------------------------------------------------------- */
+/* ---- freeing ------------------------------------------------------------------------------ */
 
-/* Everything a retired stream state holds goes: what is held (flushed), its templates and graphs,
- * what it learned (kept for the profile first). */
-void ag_stream_empty(ag_stream *st)
+void ag_tmpls_free(ag_stream *st)
 {
-    AG_ASSERT(ag_lock_held(&st->mu));
-    ag_flush_locked(st, AG_ST_FL_ALL);
-    ag_profile_keep(st); /* what it learned outlives it in the profile */
     for (ag_tmpl *T = st->tmpls, *next; T; T = next) {
         next = T->next_all;
         ag_tmpl_free(st, T);
@@ -428,16 +415,4 @@ void ag_stream_empty(ag_stream *st)
         free(b);
     }
     memset(st->first_bits, 0, sizeof st->first_bits);
-    if (st->held) {
-        ag_learn_free(&st->learn);
-        free(st->held);
-        st->held = NULL;
-    }
-    ag_marks_free(st);
-    ag_sync_open(st);
-    free(st->arena);
-    free(st->ptrs);
-    st->arena = NULL;
-    st->ptrs = NULL;
-    st->arena_cap = st->ptrs_cap = 0;
 }

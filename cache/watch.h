@@ -52,7 +52,6 @@ typedef struct ag_watch_t {
 
 extern ag_watch_t ag_watch;
 
-uint64_t ag_thread_id(void); /* stream.h */
 
 static inline uint64_t ag_watch_mix(uint64_t x)
 {

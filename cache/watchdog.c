@@ -1,7 +1,8 @@
-/* The hold watchdog: flushes any hold older than AUTOGRAPH_MAX_HOLD_US. */
+/* The hold watchdog: a thread that has any hold older than AUTOGRAPH_MAX_HOLD_US flushed. */
 /* A program that launches a kernel and then spins on host-mapped memory that kernel writes, or
  * does long host work in the middle of a sequence, makes no further CUDA call that could flush
- * it: this thread does. It sleeps on a condition variable while nothing is held, and otherwise
+ * it: this thread does, through the tick the engine gave it at its start (ag_flush_stale: the
+ * watchdog itself knows nothing of streams). It sleeps on a condition variable while nothing is held, and otherwise
  * wakes four times per hold period. */
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +18,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static atomic_int g_sleeping;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static void (*g_tick)(uint64_t now, uint64_t max_age); /* set before the first kick */
 
 static void *run(void *unused)
 {
@@ -44,7 +46,7 @@ static void *run(void *unused)
         uint64_t period = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 250u; /* ns: a quarter */
         struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
         nanosleep(&ts, NULL);
-        ag_flush_stale(ag_now_ns(), (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u);
+        g_tick(ag_now_ns(), (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u);
     }
 }
 
@@ -59,8 +61,15 @@ static void start(void)
     pthread_attr_destroy(&a);
 }
 
+void ag_watchdog_init(void (*tick)(uint64_t now, uint64_t max_age))
+{
+    g_tick = tick;
+}
+
 void ag_watchdog_kick(void)
 {
+    if (!g_tick)
+        return; /* (the engine's start sets it, before anything can be held) */
     pthread_once(&g_once, start);
     if (atomic_load(&g_sleeping)) {
         pthread_mutex_lock(&g_mu);

@@ -1,0 +1,19 @@
+/* The engine's start on first use (life.c): asked by the launch path and the offer of copies. */
+#ifndef AG_LIFE_H
+#define AG_LIFE_H
+
+#include "cache/internal.h"
+
+/* Initialises the engine (once, whoever calls first); returns its state. */
+int ag_engine_init(void);
+
+/* Initialises on first use; true when launches may be held (inline: every launch asks). */
+static inline int ag_engine_on(void)
+{
+    int s = atomic_load_explicit(&ag_hot.state, memory_order_acquire);
+    if (AG_UNLIKELY(s == AG_ENGINE_UNINIT))
+        s = ag_engine_init();
+    return s == AG_ENGINE_ON;
+}
+
+#endif
