@@ -14,10 +14,10 @@ setup() { harness_setup; }
 # measured [VAR=VALUE...] PROGRAM [ARGS...]: the measured policy from a sequence's first
 # repeats (BENEFIT=now: the fake driver's launches are too cheap for the payback estimate to
 # ever let a graph be tried), templates after 2 sightings, holds released by ordering points
-# only, statistics at exit.
+# only, graphs built at their first replay (no worker: counts are exact), statistics at exit.
 measured() {
     run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=now \
+        AUTOGRAPH_BENEFIT=now AUTOGRAPH_WORKER=0 \
         AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
 }
 

@@ -14,10 +14,12 @@ setup() {
 }
 
 # ag [VAR=VALUE...] PROGRAM [ARGS...]: as in cpu_harness.bats (holds released by ordering
-# points only: the watchdog period is 10 s), statistics on stderr.
+# points only: the watchdog period is 10 s; graphs built at their first replay), statistics
+# on stderr.
 ag() {
     run --separate-stderr timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 \
+        AUTOGRAPH_WORKER=0 "$@"
     printf '%s\n' "--- stdout ($status):" "$output" "--- stderr:" "$stderr"
 }
 

@@ -90,10 +90,18 @@ at_least() {
 }
 
 @test "sanitized: loop of 8 launches, graphs built and replayed" {
-    ag "$H/loop8" 30
+    ag AUTOGRAPH_WORKER=0 "$H/loop8" 30
     clean
     assert_output --partial "PASS loop8"
     at_least graphs.replays 20
+}
+
+@test "sanitized: loop of 8 launches, graphs built on the worker and replayed" {
+    ag AUTOGRAPH_WORKER=1 "$H/loop8" 300
+    clean
+    assert_output --partial "PASS loop8"
+    at_least worker.builds 1
+    at_least graphs.replays 1
 }
 
 @test "sanitized: stress, 4 threads + the legacy stream, mixed ordering points" {

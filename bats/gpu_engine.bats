@@ -84,6 +84,14 @@ graphed() { # at least one graph built and replayed
     [ "$(s launches.in_app_capture)" -ge 1 ]
 }
 
+@test "a thread captures in GLOBAL mode while the worker builds another thread's graphs" {
+    # every capture of the capturing thread must end without error (CHECK_CUDA exits
+    # otherwise), and both buffers match the host; the worker built graphs meanwhile
+    AUTOGRAPH_WORKER=1 same_results capture_worker --patterns=200 --captures=400
+    [ "$(s worker.builds)" -ge 20 ] || fail "the worker built $(s worker.builds) graphs"
+    [ "$(s launches.in_app_capture)" -ge 1200 ]
+}
+
 @test "several threads, own streams and per-thread default streams" {
     same_results threads --iters=200
     graphed

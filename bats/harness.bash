@@ -32,11 +32,13 @@ harness_setup() {
     done
 }
 
-# ag [VAR=VALUE...] PROGRAM [ARGS...]: deterministic graphing (always, after 2 sightings),
-# holds released by ordering points only, statistics at exit.
+# ag [VAR=VALUE...] PROGRAM [ARGS...]: deterministic graphing (always, after 2 sightings,
+# each graph built on the launching thread at its first replay, not on the worker: replay
+# counts are exact), holds released by ordering points only, statistics at exit.
 ag() {
     run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 "$@"
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000 AUTOGRAPH_STATS=1 \
+        AUTOGRAPH_WORKER=0 "$@"
 }
 
 # A statistic of libautograph's, and a counter of the fake driver's, from the last run.

@@ -28,6 +28,7 @@
     X(cuLibraryGetKernelCount, (unsigned *, CUlibrary))                                         \
     X(cuCtxGetCurrent, (CUcontext *))                                                           \
     X(cuCtxSetCurrent, (CUcontext))                                                             \
+    X(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *))       /* the worker */         \
     X(cuStreamGetFlags, (CUstream, unsigned *))                                                 \
     X(cuStreamGetCtx, (CUstream, CUcontext *))                                                  \
     X(cuStreamGetPriority, (CUstream, int *))                 /* the trace recorder */         \

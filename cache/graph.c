@@ -25,20 +25,40 @@ int ag_graph_built_once(void)
     return __atomic_load_n(&g_built_once, __ATOMIC_RELAXED);
 }
 
-static void **scratch_ptrs(ag_stream *st, uint32_t n)
+/* Where a build or an update reads its launches from: the stream's held list and arena (on
+ * the launching thread, the stream's lock held), or a build request's copy of them (the
+ * worker). ptrs: scratch for the argument pointers, ptrs_cap of them (grown here only for a
+ * stream: a request brings enough). */
+typedef struct build_src {
+    ag_stream *st;                   /* NULL for a request */
+    const ag_rec *recs;
+    const uint8_t *arena;
+    void **ptrs;
+    uint32_t ptrs_cap;
+} build_src;
+
+static build_src src_of_stream(ag_stream *st)
 {
-    if (n > st->ptrs_cap) {
-        void **p = realloc(st->ptrs, n * sizeof *p);
-        if (!p)
-            return NULL;
-        st->ptrs = p;
-        st->ptrs_cap = n;
-    }
-    return st->ptrs;
+    build_src b = { st, st->held, st->arena, st->ptrs, st->ptrs_cap };
+    return b;
 }
 
-/* Kernel node parameters of node n for held launch r: its arguments and dimensions. */
-static int fill(ag_stream *st, const ag_node *n, const ag_rec *r, CUDA_KERNEL_NODE_PARAMS *p)
+static void **scratch_ptrs(build_src *b, uint32_t n)
+{
+    if (n > b->ptrs_cap) {
+        if (!b->st)
+            return NULL;
+        void **p = realloc(b->st->ptrs, n * sizeof *p);
+        if (!p)
+            return NULL;
+        b->st->ptrs = b->ptrs = p;
+        b->st->ptrs_cap = b->ptrs_cap = n;
+    }
+    return b->ptrs;
+}
+
+/* Kernel node parameters of node n for launch r: its arguments and dimensions. */
+static int fill(build_src *b, const ag_node *n, const ag_rec *r, CUDA_KERNEL_NODE_PARAMS *p)
 {
     memset(p, 0, sizeof *p);
     if (n->lay->is_kernel) {
@@ -55,10 +75,10 @@ static int fill(ag_stream *st, const ag_node *n, const ag_rec *r, CUDA_KERNEL_NO
     p->blockDimZ = r->dims.block[2];
     p->sharedMemBytes = r->dims.smem;
     if (n->lay->nparams) {
-        void **ptrs = scratch_ptrs(st, n->lay->nparams);
+        void **ptrs = scratch_ptrs(b, n->lay->nparams);
         if (!ptrs)
             return -1;
-        ag_params_ptrs(n->lay, st->arena + r->blob, ptrs);
+        ag_params_ptrs(n->lay, (uint8_t *)b->arena + r->blob, ptrs);
         p->kernelParams = ptrs;
     }
     return 0;
@@ -188,7 +208,9 @@ void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T)
             ag_drv.cuGraphDestroy(P->graph);
         P->exec = NULL;
         P->graph = NULL;
+        P->pending = 0; /* (a build under way is for the old generation: thrown away) */
     }
+    T->gen++;
     for (uint32_t i = 0; i < T->len; i++)
         T->nodes[i].node = NULL;
     if (T->nbuilt) {
@@ -235,75 +257,103 @@ static uint32_t piece_start(const ag_tmpl *T, uint32_t p)
     return p ? T->ends[p - 1] : 0;
 }
 
-/* Builds piece p of T from the held launches (held[0] is its first node). */
-static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
+/* Makes the graph of nodes[0, n) (a piece's) from the launches src->recs[0, n): adds the
+ * nodes (their handles and, for launches with attributes, the attributes go into nodes[i]),
+ * instantiates and uploads it on `upload` (none when NULL). On failure *what names the call
+ * and nothing is left behind. */
+static CUresult make_graph(build_src *src, ag_node *nodes, uint32_t n, CUstream upload,
+                           CUgraph *gout, CUgraphExec *xout, const char **what)
 {
-    ag_piece *P = &T->pieces[p];
-    uint32_t s = piece_start(T, p), e = T->ends[p];
     CUgraph g = NULL;
     CUgraphExec x = NULL;
     CUgraphNode prev = NULL;
     CUresult r;
-    const char *what = "cuGraphCreate";
-    size_t est = (size_t)(e - s) * AG_NODE_MEM_EST;
-    for (uint32_t i = s; i < e; i++)
-        est += T->nodes[i].lay->size;
-    if (reserve(st, T, est)) {
-        ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
-        return -1;
-    }
+    *what = "cuGraphCreate";
     if ((r = ag_drv.cuGraphCreate(&g, 0)))
         goto fail;
-    for (uint32_t i = s; i < e; i++) {
-        ag_node *n = &T->nodes[i];
+    for (uint32_t i = 0; i < n; i++) {
+        ag_node *nd = &nodes[i];
+        const ag_rec *rec = &src->recs[i];
         CUDA_KERNEL_NODE_PARAMS kp;
-        if (n->shape.kind == AG_KIND_COPY) { /* a memset or copy node (copy.c) */
-            what = "cuGraphAddMemsetNode/MemcpyNode";
-            if ((r = ag_copy_add_node(g, prev, n, held_blob(st, i - s))))
+        if (nd->shape.kind == AG_KIND_COPY) { /* a memset or copy node (copy.c) */
+            *what = "cuGraphAddMemsetNode/MemcpyNode";
+            if ((r = ag_copy_add_node(g, prev, nd, src->arena + rec->blob)))
                 goto fail;
-            prev = n->node;
+            prev = nd->node;
             continue;
         }
-        what = "cuGraphAddKernelNode";
-        if (fill(st, n, &st->held[i - s], &kp)) {
+        *what = "cuGraphAddKernelNode";
+        if (fill(src, nd, rec, &kp)) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
             goto fail;
         }
-        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN) : (r = add_node(g, n, prev, 1, &kp)))
+        if (ag_fault(AG_F_ADD_NODE) ? (r = CUDA_ERROR_UNKNOWN) : (r = add_node(g, nd, prev, 1, &kp)))
             goto fail;
-        what = "cuGraphKernelNodeSetAttribute";
-        if (n->shape.kind == AG_KIND_COOP) {
+        *what = "cuGraphKernelNodeSetAttribute";
+        if (nd->shape.kind == AG_KIND_COOP) {
             CUkernelNodeAttrValue v;
             memset(&v, 0, sizeof v);
             v.cooperative = 1;
-            if ((r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)))
+            if ((r = ag_drv.cuGraphKernelNodeSetAttribute(nd->node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)))
                 goto fail;
-        } else if (n->shape.kind == AG_KIND_ATTRS) {
-            memcpy(n->attrs, st->arena + st->held[i - s].attrs, n->shape.nattrs * sizeof *n->attrs);
-            for (uint32_t a = 0; a < n->shape.nattrs; a++)
-                if (n->attrs[a].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-                    (r = ag_drv.cuGraphKernelNodeSetAttribute(n->node, n->attrs[a].id,
-                                                              &n->attrs[a].value)))
+        } else if (nd->shape.kind == AG_KIND_ATTRS) {
+            memcpy(nd->attrs, src->arena + rec->attrs, nd->shape.nattrs * sizeof *nd->attrs);
+            for (uint32_t a = 0; a < nd->shape.nattrs; a++)
+                if (nd->attrs[a].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+                    (r = ag_drv.cuGraphKernelNodeSetAttribute(nd->node, nd->attrs[a].id,
+                                                              &nd->attrs[a].value)))
                     goto fail; /* (serialisation is the edge above, not an attribute) */
         }
-        prev = n->node;
+        prev = nd->node;
     }
-    what = "cuGraphInstantiate";
+    *what = "cuGraphInstantiate";
     if (ag_fault(AG_F_INSTANTIATE) ? (r = CUDA_ERROR_UNKNOWN)
                                    : (r = ag_drv.cuGraphInstantiateWithFlags(&x, g, 0)))
         goto fail;
-    what = "cuGraphUpload";
-    if (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(x, st->issue)))
+    *what = "cuGraphUpload";
+    if (upload && (ag_fault(AG_F_UPLOAD) ? (r = CUDA_ERROR_UNKNOWN) : (r = ag_drv.cuGraphUpload(x, upload))))
         goto fail;
+    *gout = g;
+    *xout = x;
+    return CUDA_SUCCESS;
+fail:
+    for (uint32_t i = 0; i < n; i++)
+        nodes[i].node = NULL;
+    if (x)
+        ag_drv.cuGraphExecDestroy(x);
+    if (g)
+        ag_drv.cuGraphDestroy(g);
+    return r;
+}
+
+/* The device memory piece p of T is estimated to take. */
+static size_t piece_mem(const ag_tmpl *T, uint32_t p)
+{
+    uint32_t s = piece_start(T, p), e = T->ends[p];
+    size_t est = (size_t)(e - s) * AG_NODE_MEM_EST;
+    for (uint32_t i = s; i < e; i++)
+        est += T->nodes[i].lay->size;
+    return est;
+}
+
+/* Piece p of T has its graph and exec now (the reservation of est was made): the values the
+ * exec holds are those of the launches it was built from. */
+static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec x, size_t est,
+                  const ag_rec *recs, const uint8_t *arena)
+{
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = piece_start(T, p), e = T->ends[p];
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
-        memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
+        const uint8_t *blob = arena + recs[i - s].blob;
+        memcpy(n->exec_vals, blob, n->lay->size);
+        memcpy(n->graph_vals, blob, n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
-        n->exec_dims = n->graph_dims = st->held[i - s].dims;
+        n->exec_dims = n->graph_dims = recs[i - s].dims;
     }
     P->graph = g;
     P->exec = x;
+    P->pending = 0;
     T->mem_est += est;
     if (!T->nbuilt++)
         lru_front(st, T);
@@ -313,20 +363,144 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
     ag_log(AG_LOG_INFO, "graph built for sequence %016llx: piece %u of %u, launches %u-%u of %u "
            "starting with %s", (unsigned long long)T->key, p + 1, T->npieces, s, e - 1, T->len,
            T->nodes[s].lay->name);
-    return 0;
-fail:
+}
+
+static void build_failed(ag_tmpl *T, const char *what, CUresult r)
+{
     ag_log(AG_LOG_INFO, "graph of sequence %016llx not built: %s failed (%d)",
            (unsigned long long)T->key, what, (int)r);
-    for (uint32_t i = s; i < e; i++)
-        T->nodes[i].node = NULL;
-    if (x)
-        ag_drv.cuGraphExecDestroy(x);
-    if (g)
-        ag_drv.cuGraphDestroy(g);
-    atomic_fetch_sub(&ag_graphs_live, T->nbuilt ? 0 : 1);
-    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
     ag_stat_inc(AG_ST_FAIL_BUILD);
-    return -1;
+}
+
+/* Builds piece p of T from the held launches (held[0] is its first node), here and now. */
+static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
+{
+    size_t est = piece_mem(T, p);
+    if (reserve(st, T, est)) {
+        ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
+        return -1;
+    }
+    build_src src = src_of_stream(st);
+    const char *what;
+    CUgraph g;
+    CUgraphExec x;
+    CUresult r = make_graph(&src, &T->nodes[piece_start(T, p)], T->ends[p] - piece_start(T, p),
+                            st->issue, &g, &x, &what);
+    if (r) {
+        build_failed(T, what, r);
+        atomic_fetch_sub(&ag_graphs_live, T->nbuilt ? 0 : 1);
+        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        return -1;
+    }
+    built(st, T, p, g, x, est, st->held, st->arena);
+    return 0;
+}
+
+/* ---- building on the worker ------------------------------------------------------------- */
+
+struct ag_build_req {
+    ag_stream *st;
+    ag_tmpl *T;                      /* valid while st is not retired (checked under st->mu) */
+    uint32_t p, gen, n;
+    CUcontext ctx;
+    ag_node *nodes;                  /* copies of T's nodes of piece p: the build fills them */
+    ag_rec *recs;                    /* the held launches it is built from, and their arena */
+    uint8_t *arena;
+    void **ptrs;
+    uint32_t ptrs_cap;
+    CUgraph g;
+    CUgraphExec x;
+    CUresult r;
+    const char *what;
+};
+
+ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t first)
+{
+    AG_ASSERT(ag_lock_held(&st->mu) && !T->pieces[p].exec && !T->pieces[p].pending);
+    uint32_t s = piece_start(T, p), n = T->ends[p] - s, np = 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (T->nodes[s + i].lay->nparams > np)
+            np = T->nodes[s + i].lay->nparams;
+    size_t arena = st->arena_used;
+    size_t head = (sizeof(ag_build_req) + n * (sizeof(ag_node) + sizeof(ag_rec)) +
+                   np * sizeof(void *) + 63) & ~(size_t)63; /* the arena as aligned as ever */
+    ag_build_req *q = malloc(head + arena);
+    if (!q)
+        return NULL;
+    memset(q, 0, sizeof *q);
+    q->st = st;
+    q->T = T;
+    q->p = p;
+    q->gen = T->gen;
+    q->n = n;
+    q->ctx = st->ctx;
+    q->nodes = (ag_node *)(q + 1);
+    q->recs = (ag_rec *)(q->nodes + n);
+    q->ptrs = (void **)(q->recs + n);
+    q->ptrs_cap = np;
+    q->arena = (uint8_t *)q + head;
+    memcpy(q->nodes, &T->nodes[s], n * sizeof *q->nodes);
+    for (uint32_t i = 0; i < n; i++)
+        q->nodes[i].node = NULL;
+    memcpy(q->recs, st->held + first, n * sizeof *q->recs);
+    memcpy(q->arena, st->arena, arena);
+    T->pieces[p].pending = 1;
+    return q;
+}
+
+void ag_build_cancel_locked(ag_build_req *q)
+{
+    AG_ASSERT(ag_lock_held(&q->st->mu));
+    if (q->T->gen == q->gen)
+        q->T->pieces[q->p].pending = 0;
+    free(q);
+}
+
+CUcontext ag_build_ctx(const ag_build_req *q)
+{
+    return q->ctx;
+}
+
+void ag_build_run(ag_build_req *q, CUstream upload)
+{
+    build_src src = { NULL, q->recs, q->arena, q->ptrs, q->ptrs_cap };
+    q->r = make_graph(&src, q->nodes, q->n, upload, &q->g, &q->x, &q->what);
+}
+
+void ag_build_finish(ag_build_req *q, int run)
+{
+    ag_stream *st = q->st;
+    ag_tmpl *T = q->T;
+    ag_lock(&st->mu);
+    int current = st->kind != AG_SK_DEAD && T->gen == q->gen && T->pieces[q->p].pending;
+    if (current)
+        T->pieces[q->p].pending = 0;
+    if (current && run && q->r)
+        build_failed(T, q->what, q->r);
+    if (current && run && !q->r) {
+        size_t est = piece_mem(T, q->p);
+        if (reserve(st, T, est)) {
+            ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
+        } else {
+            uint32_t s = piece_start(T, q->p);
+            for (uint32_t i = 0; i < q->n; i++) {
+                T->nodes[s + i].node = q->nodes[i].node;
+                memcpy(T->nodes[s + i].attrs, q->nodes[i].attrs, sizeof q->nodes[i].attrs);
+            }
+            built(st, T, q->p, q->g, q->x, est, q->recs, q->arena);
+            ag_stat_inc(AG_ST_WORKER_BUILDS);
+            q->g = NULL;
+            q->x = NULL;
+        }
+    }
+    ag_unlock(&st->mu);
+    if (!current || !run)
+        ag_stat_inc(AG_ST_WORKER_DROPPED);
+    if (q->x) /* thrown away: built for graphs dropped meanwhile, a retired stream, no room */
+        ag_drv.cuGraphExecDestroy(q->x);
+    if (q->g)
+        ag_drv.cuGraphDestroy(q->g);
+    free(q);
 }
 
 /* Whether held launch j has other argument values or launch dimensions than node n of the
@@ -370,6 +544,7 @@ static void record_path(ag_piece *P, int path, uint64_t ns)
  * needed, -2: failed). */
 static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
+    build_src b = src_of_stream(st);
     ag_piece *P = &T->pieces[p];
     uint32_t s = piece_start(T, p), e = T->ends[p], nexec = 0;
     for (uint32_t i = s; i < e; i++)
@@ -386,7 +561,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
                 continue;
             if (n->shape.kind == AG_KIND_COPY
                     ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, held_blob(st, i - s))
-                    : fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                    : fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
                           ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
                 return -2;
             memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
@@ -404,7 +579,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
             continue;
         if (n->shape.kind == AG_KIND_COPY
                 ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(NULL, n, held_blob(st, i - s))
-                : fill(st, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                : fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
                       ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &kp))
             return -2;
         memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);

@@ -14,6 +14,24 @@
  * piece's graph. */
 int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built);
 
+/* Building on the worker (worker.h): a request made on the launching thread, run on the
+ * worker without any lock, finished there under the stream's lock. */
+typedef struct ag_build_req ag_build_req;
+/* A request to build piece p of T from the held launches from held[first] on, which are copied
+ * (st->mu held; the piece is marked pending until the request finishes). NULL when out of
+ * memory. */
+ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t first);
+/* A request the worker did not take (st->mu held): the piece is no longer pending; frees q. */
+void ag_build_cancel_locked(ag_build_req *q);
+/* The context the request's graph belongs to (the worker makes it current). */
+CUcontext ag_build_ctx(const ag_build_req *q);
+/* Makes the graph and exec (no lock; driver calls only); uploads on `upload` if not NULL. */
+void ag_build_run(ag_build_req *q, CUstream upload);
+/* Under the stream's lock: publishes what run made, if the piece still wants it (the stream
+ * alive, T's graphs not dropped since); else destroys it. run 0: the request was dropped
+ * before it ran. Frees q. */
+void ag_build_finish(ag_build_req *q, int run);
+
 /* Destroys T's graphs and execs, every piece's (T stays, and may be built again). */
 void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T);
 

@@ -13,6 +13,8 @@
 #include "cache/gpumark.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
+#include "cache/selftime.h"
+#include "cache/worker.h"
 
 /* ---- holding ---------------------------------------------------------------------------- */
 
@@ -63,6 +65,7 @@ static uint8_t *arena_take(ag_stream *st, size_t n, uint32_t *off)
 int ag_hold_one(ag_stream *st, const ag_launch *l, const ag_layout *lay, const ag_shape *sh,
                     uint64_t h, const CUlaunchAttribute *at)
 {
+    AG_SELF_STATE(AG_SELF_L_HELD);
     /* what is held is a piece of st->cand, and fits the held list */
     AG_ASSERT(ag_lock_held(&st->mu) && st->cand && st->held);
     AG_ASSERT(st->pos + st->nheld < st->cand->len);
@@ -195,13 +198,64 @@ static void piece_failed(ag_stream *st, ag_tmpl *T)
         ag_learn_replayed(&st->learn, n);
 }
 
-/* The held launches are a whole piece of st->cand, not its last: it goes to the GPU now, and
- * the hold goes on with the next piece. */
+/* ---- building on the worker -------------------------------------------------------------- */
+
+/* Whether T's pieces are built on the worker (a profile's sequences are not: they were saved to
+ * be replayed from their first occurrence on). */
+static int built_elsewhere(const ag_tmpl *T)
+{
+    return !T->from_profile && ag_worker_on();
+}
+
+/* Hands piece p of T to the worker, to be built from the held launches from held[first] on
+ * (unless it has its graph or is with the worker already). */
+static void request(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t first)
+{
+    ag_piece *P = &T->pieces[p];
+    if (P->exec || P->pending)
+        return;
+    ag_build_req *q = ag_build_snapshot(st, T, p, first);
+    if (q && ag_worker_submit(q))
+        ag_build_cancel_locked(q); /* (asked again at the next occurrence) */
+}
+
+/* The held launches end an occurrence of T whose last piece has no graph yet: the worker gets
+ * it (and, T's first measured occurrence cutting it into pieces now, each new piece the held
+ * launches cover), and they go out eagerly. Nothing of this occurrence counts as a sample for
+ * T's policy. */
+static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
+{
+    AG_SELF_STATE(AG_SELF_L_SENT);
+    uint32_t pos = st->pos, n = st->pos + st->nheld;
+    if (!T->planned)
+        ag_tmpl_plan(st, T, held_ns);
+    else if (T->plan_queued != T->ben.queued)
+        ag_tmpl_plan(st, T, T->plan_held_ns);
+    for (uint32_t p = 0; p < T->npieces; p++) {
+        uint32_t s = p ? T->ends[p - 1] : 0;
+        if (s >= pos && T->ends[p] <= n)
+            request(st, T, p, s - pos);
+    }
+    ag_issue_held(st);
+    T->eager_runs++;
+    ag_mark_end(st, NULL, 0);
+    ag_hold_end(st);
+    if (st->held)
+        ag_learn_replayed(&st->learn, n);
+}
+
+/* The held launches are a whole piece of st->cand, not its last: it goes to the GPU now (as
+ * its graph; eagerly while the worker builds that), and the hold goes on with the next piece. */
 static void piece_go(ag_stream *st)
 {
+    AG_SELF_STATE(AG_SELF_L_SENT);
     ag_tmpl *T = st->cand;
     int built = 0;
-    if (ag_tmpl_replay(st, T, st->piece, &built)) {
+    if (!T->pieces[st->piece].exec && built_elsewhere(T)) {
+        request(st, T, st->piece, 0);
+        ag_issue_held(st);
+        built = 1; /* (an occurrence in part eager is no sample of either kind, as a build) */
+    } else if (ag_tmpl_replay(st, T, st->piece, &built)) {
         piece_failed(st, T);
         return;
     }
@@ -224,6 +278,7 @@ static void piece_go(ag_stream *st)
  * done. */
 void ag_complete(ag_stream *st)
 {
+    AG_SELF_STATE(AG_SELF_L_SENT);
     AG_ASSERT(ag_lock_held(&st->mu));
     ag_tmpl *T = st->cand;
     int built = 0;
@@ -237,6 +292,10 @@ void ag_complete(ag_stream *st)
     uint32_t n = st->pos + st->nheld;
     /* the host's time per held launch, before this replay's own work (a build, say) */
     uint64_t held_ns = T->planned ? 0 : (ag_now_ns() - st->occ_t0) / n;
+    if (!T->pieces[st->piece].exec && built_elsewhere(T)) {
+        complete_elsewhere(st, T, held_ns);
+        return;
+    }
     if (ag_tmpl_replay(st, T, st->piece, &built)) {
         piece_failed(st, T);
         return;

@@ -39,6 +39,7 @@ static __thread unsigned t_sample __attribute__((tls_model("initial-exec")));
 
 static CUresult pass_sampled(const ag_launch *l)
 {
+    AG_SELF_STATE(AG_SELF_L_LEARNING);
     if (AG_LIKELY(++t_sample & 15))
         return passthrough(l);
     uint64_t t0 = ag_now_ns();
@@ -50,6 +51,7 @@ static CUresult pass_sampled(const ag_launch *l)
 /* A launch passed while learning rests (counted in launches.eager too, when summed). */
 static inline CUresult pass_rested(const ag_launch *l)
 {
+    AG_SELF_STATE(AG_SELF_L_RESTED);
     ag_stat_inc(AG_ST_RESTED);
     return pass_timed(l);
 }
@@ -57,6 +59,7 @@ static inline CUresult pass_rested(const ag_launch *l)
 /* A launch on a stream without state whose function was not seen there before (watch.h). */
 static __attribute__((noinline)) CUresult pass_watched(const ag_launch *l)
 {
+    AG_SELF_STATE(AG_SELF_L_WATCHED);
     ag_stat_inc(AG_ST_WATCHED);
     return passthrough(l);
 }

@@ -8,6 +8,7 @@
 #include "cache/life.h"
 #include "cache/process.h"
 #include "cache/tracerec.h"
+#include "cache/worker.h"
 
 ag_hot_t ag_hot __attribute__((aligned(64))) = { .registry_gen = 1 };
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT, g_prepare_once = PTHREAD_ONCE_INIT;
@@ -31,6 +32,7 @@ static void at_exit(void)
     if (atomic_load(&ag_hot.state) == AG_ENGINE_FORKED)
         return;
     int was_on = ag_engine_on();
+    ag_worker_stop(); /* (before the state changes: a build under way finishes normally) */
     set_state(AG_ENGINE_EXITING);
     if (was_on)
         ag_flush_all(AG_ST_FL_EXIT);
@@ -42,8 +44,10 @@ static void at_exit(void)
 
 static void before_fork(void)
 {
-    if (ag_engine_started()) /* (never starts it: registered at cuInit, before any launch) */
+    if (ag_engine_started()) { /* (never starts it: registered at cuInit, before any launch) */
+        ag_worker_quiesce(0);
         ag_flush_all(AG_ST_FL_EXIT);
+    }
     ag_tr_before_fork();
 }
 
@@ -51,6 +55,7 @@ static void in_child(void)
 {
     /* The child must never touch the parent's graphs or locks: pass everything through. */
     set_state(AG_ENGINE_FORKED);
+    ag_worker_forked();
     ag_tr_in_child();
 }
 
@@ -60,8 +65,12 @@ static void prepare(void)
 {
     pthread_atfork(before_fork, NULL, in_child);
     g_tracing = ag_tr_prepare();
-    if (!ag_opt(AG_OPT_DISABLE) && !g_tracing)
+    if (!ag_opt(AG_OPT_DISABLE) && !g_tracing) {
         ag_profile_load();
+        ag_watchdog_init(ag_flush_stale);
+        if (ag_opt(AG_OPT_WORKER))
+            ag_worker_start();
+    }
 }
 
 void ag_engine_prepare(void)
@@ -80,7 +89,6 @@ static void init(void)
                g_tracing ? "AUTOGRAPH_TRACE (recording a trace)" : "AUTOGRAPH_DISABLE");
         return;
     }
-    ag_watchdog_init(ag_flush_stale);
     set_state(AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));

@@ -9,6 +9,7 @@
 #include "cache/flush.h"
 #include "cache/internal.h"
 #include "cache/selftime.h"
+#include "cache/worker.h"
 
 static CUresult order_stream(CUstream s, int ptsz, int take);
 
@@ -110,6 +111,7 @@ CUresult ag_order_invalidate(void)
 {
     if (!ag_engine_started())
         return CUDA_SUCCESS;
+    ag_worker_quiesce(1); /* no build may use what goes now */
     ag_flush_all(AG_ST_FL_ALL);
     CUresult e = CUDA_SUCCESS;
     ag_streams_each(take_error, &e);

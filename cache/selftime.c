@@ -8,6 +8,7 @@
 #include <time.h>
 
 __thread uint64_t ag_self_drv __attribute__((tls_model("initial-exec")));
+__thread uint8_t ag_self_state __attribute__((tls_model("initial-exec")));
 static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS], g_first[AG_SELF_KINDS],
     g_max[AG_SELF_KINDS];
 static atomic_long g_first_faults[AG_SELF_KINDS];
@@ -44,6 +45,13 @@ void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0)
         ;
 }
 
+void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, long faults0)
+{
+    ag_selftime_add(k, ticks, faults0);
+    if (k == AG_SELF_LAUNCH)
+        ag_selftime_add((enum ag_selftime_kind)ag_self_state, ticks, 0);
+}
+
 static double g_overhead; /* ticks one empty measurement reports */
 
 /* What the measuring itself adds to each call: the same macros around nothing. */
@@ -72,9 +80,15 @@ __attribute__((destructor)) static void report(void)
 {
     /* ticks per ns, from the whole run */
     double per_ns = (double)(ag_ticks() - g_ticks0) / (double)(now_ns() - g_ns0);
-    static const char *const names[AG_SELF_KINDS] = { "launch", "stream ordering point" };
+    static const char *const names[AG_SELF_KINDS] = {
+        "launch", "stream ordering point", "launch (other: off, capture, ungraphable)",
+        "launch (watched)", "launch (rested)", "launch (learning)", "launch (held)",
+        "launch (held, a piece sent)"
+    };
     for (int k = 0; k < AG_SELF_KINDS; k++) {
         unsigned long long n = atomic_load(&g_calls[k]), t = atomic_load(&g_ticks[k]);
+        if (!n && k > AG_SELF_STREAM_ORDER)
+            continue;
         fprintf(stderr, "autograph-selftime: %s: %llu calls, %.1f ns of libautograph's own time "
                         "per call (measuring overhead subtracted); first %.1f us (%ld page faults, "
                         "the driver's included), longest %.1f us\n",

@@ -10,24 +10,41 @@
 
 #include <stdint.h>
 
-enum ag_selftime_kind { AG_SELF_LAUNCH, AG_SELF_STREAM_ORDER, AG_SELF_KINDS };
+enum ag_selftime_kind {
+    AG_SELF_LAUNCH, AG_SELF_STREAM_ORDER,
+    /* each launch again, by what became of it (AG_SELF_STATE; the last state set wins) */
+    AG_SELF_L_OTHER,         /* engine off, in a capture, ungraphable, a retired stream */
+    AG_SELF_L_WATCHED,       /* passed on a stream without state (watch.h) */
+    AG_SELF_L_RESTED,        /* passed while learning rests */
+    AG_SELF_L_LEARNING,      /* passed eagerly and shown to the learner */
+    AG_SELF_L_HELD,          /* held, nothing sent yet */
+    AG_SELF_L_SENT,          /* held, and a piece or occurrence went out with it (replayed, or
+                              * eagerly while the worker builds) */
+    AG_SELF_KINDS
+};
 
 #ifdef AG_SELFTIME
 #include "cache/compiler.h"
 extern __thread uint64_t ag_self_drv; /* ticks (ag_ticks) spent in passed-through driver calls */
 void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0);
+/* Adds a call of kind k, and a launch also to its state's kind. */
+void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, long faults0);
 /* The thread's page faults so far, until the first call of kind k is counted (then 0). */
 long ag_selftime_faults(enum ag_selftime_kind k);
+extern __thread uint8_t ag_self_state;   /* enum ag_selftime_kind of the launch under way */
 #define AG_SELF_BEGIN(k)                                                                       \
     const long ag_self_f0 = ag_selftime_faults(k);                                             \
+    ag_self_state = AG_SELF_L_OTHER;                                                           \
     const uint64_t ag_self_t0 = ag_ticks(), ag_self_d0 = ag_self_drv
 #define AG_SELF_END(k)                                                                         \
-    ag_selftime_add(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0), ag_self_f0)
+    ag_selftime_end(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0), ag_self_f0)
+#define AG_SELF_STATE(s) (ag_self_state = (s))
 #define AG_DRV_BEGIN() const uint64_t ag_drv_t0 = ag_ticks()
 #define AG_DRV_END() (ag_self_drv += ag_ticks() - ag_drv_t0)
 #else
 #define AG_SELF_BEGIN(k) (void)0
 #define AG_SELF_END(k) (void)0
+#define AG_SELF_STATE(s) (void)0
 #define AG_DRV_BEGIN() (void)0
 #define AG_DRV_END() (void)0
 #endif

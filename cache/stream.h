@@ -53,6 +53,7 @@ typedef struct ag_piece {
     CUgraphExec exec;                /* NULL until built (or after eviction/failure) */
     uint64_t upd_ns[2];              /* measured update + launch time, per path (EWMA) */
     uint32_t upd_n[2];               /* samples of each: 0 node by node, 1 whole graph */
+    uint8_t pending;                 /* a build is with the worker (worker.h) */
 } ag_piece;
 
 /* A sequence of launch shapes seen often enough, and its graph. */
@@ -71,6 +72,8 @@ typedef struct ag_tmpl {
     uint32_t ends[AG_MAX_PIECES];    /* piece p is nodes [p ? ends[p-1] : 0, ends[p]) */
     ag_piece pieces[AG_MAX_PIECES];
     uint32_t nbuilt;                 /* pieces with an exec (the template is on the LRU list) */
+    uint32_t gen;                    /* bumped whenever its graphs are dropped: a build the
+                                      * worker finishes for an older generation is thrown away */
     size_t mem_est;
     ag_benefit ben;
     uint32_t mark_seq;               /* occurrences, for GPU marks (gpumark.h) */

@@ -267,6 +267,7 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P)
         } else if (s && (T = ag_tmpl_new(key, shapes, hashes, n))) {
             insert_template(st, T);
             s->tmpl = T;
+            T->from_profile = 1; /* (built where it is first held: hold.c) */
             ag_benefit_trust(&T->ben);
             ag_stat_inc(AG_ST_SEQ_TEMPLATES);
         }

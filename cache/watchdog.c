@@ -28,13 +28,16 @@ static void *run(void *unused)
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's handlers never run here */
     int idle = 0;
     for (;;) {
-        if (atomic_load(&ag_hot.state) != AG_ENGINE_ON)
+        int state = atomic_load(&ag_hot.state);
+        if (state != AG_ENGINE_ON && state != AG_ENGINE_UNINIT) /* (started before the engine) */
             return NULL;
         if (!atomic_load(&ag_nholding)) {
             if (++idle > 64) {
                 pthread_mutex_lock(&g_mu);
                 atomic_store(&g_sleeping, 1);
-                while (!atomic_load(&ag_nholding) && atomic_load(&ag_hot.state) == AG_ENGINE_ON)
+                while (!atomic_load(&ag_nholding) &&
+                       (atomic_load(&ag_hot.state) == AG_ENGINE_ON ||
+                        atomic_load(&ag_hot.state) == AG_ENGINE_UNINIT))
                     pthread_cond_wait(&g_cv, &g_mu);
                 atomic_store(&g_sleeping, 0);
                 pthread_mutex_unlock(&g_mu);
@@ -64,6 +67,7 @@ static void start(void)
 void ag_watchdog_init(void (*tick)(uint64_t now, uint64_t max_age))
 {
     g_tick = tick;
+    pthread_once(&g_once, start); /* now, not in a launch: a thread's creation costs tens of us */
 }
 
 void ag_watchdog_kick(void)

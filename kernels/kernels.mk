@@ -15,7 +15,7 @@ KERNELS_RPATH   := -Xlinker -rpath=$(CUDA)/lib64
 KERNELS_DEPS    := $(wildcard kernels/*.h) kernels/kernels.mk
 
 # Apps linked against the static cudart (nvcc's default), one object each.
-KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs threads threads-ptsz spin graph_first \
+KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs capture_worker threads threads-ptsz spin graph_first \
                   heavy irregular lifetime solver pdl_decode grow_grid pipeline50 multigpu
 # Driver API only (host C++, no cudart), and the apps linked with cuBLAS.
 KERNELS_DRIVER := driver_api driver_api-ptsz first_launch

@@ -92,6 +92,9 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_TRACE_GPU] = { "TRACE_GPU", AG_T_BOOL, "0", 0, 1, NULL, NULL,
                            "1: the trace also holds each launch's, copy's and graph launch's "
                            "GPU time (CUDA events around it)" },
+    [AG_OPT_WORKER] = { "WORKER", AG_T_BOOL, "1", 0, 1, NULL, NULL,
+                        "1: graphs are built on a thread of the library while their sequence "
+                        "runs eagerly; 0: on the launching thread, at the first replay" },
 };
 
 static struct {

@@ -25,6 +25,7 @@ typedef enum ag_opt_id {
     AG_OPT_FAULT,
     AG_OPT_TRACE,
     AG_OPT_TRACE_GPU,
+    AG_OPT_WORKER,
     AG_OPT_COUNT
 } ag_opt_id;
 

@@ -72,7 +72,11 @@
     X(STREAMS, "streams.states", "stream states made (a stream gets one once a function "    \
                                  "launched on it repeats, or for the legacy-stream rule)")    \
     X(ORDER_PASSED, "orders.passed", "stream ordering points with nothing to do: the stream " \
-                                     "rests, or has no state")
+                                     "rests, or has no state")                                \
+    X(WORKER_BUILDS, "worker.builds", "of graphs.built: built on the worker thread while "     \
+                                      "their sequence ran eagerly")                            \
+    X(WORKER_DROPPED, "worker.dropped", "builds the worker threw away or never began: graphs " \
+                                        "dropped meanwhile, stream retired, unload, exit")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,

@@ -1,0 +1,100 @@
+#!/usr/bin/env bats
+# The worker thread (cache/worker.c): graphs built off the launching thread while their
+# sequence runs eagerly, published for the next occurrence. On the fake driver
+# (tests/fakecuda). The other harness files build on the launching thread (AUTOGRAPH_WORKER=0
+# in `ag`: their replay counts are exact); here the worker is on, as by default, so counts are
+# bounded, not exact, and every result is checked exactly. Build first: make lib harness.
+
+load harness
+
+setup_file() { harness_require loop8 random fork exit_held unload stress pieces; }
+setup() { harness_setup; }
+
+# agw [VAR=VALUE...] PROGRAM [ARGS...]: `ag` with the worker on.
+agw() { ag AUTOGRAPH_WORKER=1 "$@"; }
+
+@test "worker: a loop's graph is built on the worker and replayed; nothing built on the launching thread" {
+    agw "$H/loop8" 300
+    assert_success
+    assert_output --partial "PASS"
+    no_failures
+    local built workers
+    built="$(stat graphs.built)"
+    workers="$(stat worker.builds)"
+    [ "$built" -ge 1 ] || fail "no graph built"
+    # every graph came from the worker: none was built where a launch was held
+    assert_equal "$workers" "$built"
+    [ "$(stat graphs.replays)" -ge 1 ] || fail "the built graph was never replayed"
+}
+
+@test "worker: off, the launching thread builds at the first replay (AUTOGRAPH_WORKER=0)" {
+    ag "$H/loop8" 300
+    assert_success
+    [ "$(stat graphs.built)" -ge 1 ] || fail "no graph built"
+    assert_equal "$(stat worker.builds)" 0
+}
+
+@test "worker: the first held occurrence goes out eagerly while its graph is built (not replayed)" {
+    # ag (worker off): the first held occurrence replays its new graph; with the worker it
+    # runs eagerly, so each template has one eager occurrence more than without it
+    ag "$H/loop8" 50
+    local eager_off="$(stat launches.flushed_eager)"
+    agw "$H/loop8" 50
+    assert_success
+    local eager_on="$(stat launches.flushed_eager)"
+    [ "$eager_on" -ge $((eager_off + 8)) ] ||
+        fail "flushed eagerly: $eager_on with the worker, $eager_off without: the first occurrence was not eager"
+}
+
+@test "worker: pieces are built one by one, exact results" {
+    agw AUTOGRAPH_PIECE=3 "$H/pieces" loop 200 15 3
+    assert_success
+    assert_output --partial "PASS"
+    no_failures
+    [ "$(stat worker.builds)" -ge 2 ] || fail "the pieces were not built on the worker"
+}
+
+@test "worker: random programs under several option sets, exact results" {
+    local s opts
+    for opts in "" "AUTOGRAPH_PIECE=2" "AUTOGRAPH_PIECE=3 FAKECUDA_DELAY_US=50" \
+                "AUTOGRAPH_MAX_NODES=8" "AUTOGRAPH_COPY_NODES=all AUTOGRAPH_PIECE=2"; do
+        for s in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+            # shellcheck disable=SC2086
+            agw $opts "$H/random" "$s" 80
+            [ "$status" -eq 0 ] && [[ "$output" == *"PASS random"* ]] ||
+                fail "seed $s (options: $opts) failed: $(grep -m1 FAIL <<<"$output")"
+            no_failures
+        done
+    done
+}
+
+@test "worker: exit with builds queued and launches held: exact, the process ends" {
+    agw "$H/exit_held" "$BATS_TEST_TMPDIR/exit.bin" 5
+    assert_success
+    run "$H/exit_held" check "$BATS_TEST_TMPDIR/exit.bin" 5
+    assert_success
+    assert_output --partial "PASS exit_held check"
+}
+
+@test "worker: fork while the worker has work: the child makes no CUDA call, the parent is exact" {
+    agw "$H/fork" 20
+    assert_success
+    assert_output --partial "PASS fork"
+    refute_output --partial "called in a fork child"
+}
+
+@test "worker: module unload and stream destroy mid-run: builds of what went away are dropped, exact" {
+    agw "$H/unload" 40
+    assert_success
+    assert_output --partial "PASS unload"
+    [ "$(stat cache.invalidations)" -ge 2 ] || fail "no unload reached the engine"
+    no_failures
+}
+
+@test "worker: stress, 8 threads and the legacy stream: exact" {
+    AG_TIMEOUT=300 agw "$H/stress" 100000 8
+    assert_success
+    assert_output --partial "PASS stress"
+    [ "$(stat worker.builds)" -ge 1 ] || fail "nothing built on the worker"
+    no_failures
+}

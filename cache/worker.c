@@ -1,0 +1,236 @@
+/* The worker: a thread of the library that builds graphs while their sequences run eagerly. */
+/* The launching thread never waits for it: it hands over a copy of a piece's launches
+ * (ag_build_snapshot) and goes on eagerly; the worker makes the graph without any lock and
+ * publishes it under the stream's lock (ag_build_finish), and the next occurrence replays it.
+ * Its driver calls run in the RELAXED capture mode (they cannot invalidate an application's
+ * capture on another thread) and only while no capture is under way anywhere; it uploads on a
+ * non-blocking stream of its own per context, never on an application's stream. */
+#include "cache/worker.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "policy/log.h"
+#include "policy/options.h"
+#include "cache/driver.h"
+#include "cache/graph.h"
+#include "cache/process.h"
+
+typedef struct job {
+    ag_build_req *q;
+    struct job *next;
+} job;
+
+/* The queue, and the worker's state: all under g_mu (taken briefly by either side; never
+ * while holding it does anyone take a stream's lock). */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_idle = PTHREAD_COND_INITIALIZER;
+static job *g_head, *g_tail;
+static int g_started, g_stop, g_busy; /* g_busy: a request is out of the queue, not finished */
+static pthread_t g_thread;
+
+/* One upload stream per context (the worker's own). */
+#define UPLOAD_CTX 16
+static struct {
+    CUcontext ctx;
+    CUstream s;
+} g_up[UPLOAD_CTX];
+
+static CUstream upload_stream(CUcontext ctx)
+{
+    for (int i = 0; i < UPLOAD_CTX; i++) {
+        if (g_up[i].ctx == ctx)
+            return g_up[i].s;
+        if (!g_up[i].ctx) {
+            CUstream s = NULL;
+            if (ag_drv.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING))
+                return NULL; /* (no upload: the first replay uploads) */
+            g_up[i].ctx = ctx;
+            g_up[i].s = s;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Waits while any application capture is under way (the worker's calls could otherwise land
+ * between its begin and end); false when the worker must stop instead. */
+static int wait_no_capture(void)
+{
+    while (atomic_load_explicit(&ag_hot.captures, memory_order_acquire)) {
+        if (__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE))
+            return 0;
+        struct timespec ts = { 0, 200000 }; /* 0.2 ms: captures are short */
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+
+static void run_one(ag_build_req *q)
+{
+    if (!wait_no_capture()) {
+        ag_build_finish(q, 0);
+        return;
+    }
+    CUcontext ctx = ag_build_ctx(q);
+    if (ag_drv.cuCtxSetCurrent(ctx)) {
+        ag_build_finish(q, 0);
+        return;
+    }
+    ag_build_run(q, upload_stream(ctx));
+    ag_build_finish(q, 1);
+}
+
+static void *run(void *unused)
+{
+    (void)unused;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's handlers never run here */
+    if (ag_drv.cuThreadExchangeStreamCaptureMode) {
+        CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+        ag_drv.cuThreadExchangeStreamCaptureMode(&m);
+    }
+    pthread_mutex_lock(&g_mu);
+    for (;;) {
+        while (!g_head && !__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
+            pthread_cond_wait(&g_work, &g_mu);
+        if (__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
+            break;
+        job *j = g_head;
+        g_head = j->next;
+        if (!g_head)
+            g_tail = NULL;
+        g_busy = 1;
+        pthread_mutex_unlock(&g_mu);
+        run_one(j->q);
+        free(j);
+        pthread_mutex_lock(&g_mu);
+        g_busy = 0;
+        pthread_cond_broadcast(&g_idle);
+    }
+    g_busy = 0;
+    pthread_cond_broadcast(&g_idle);
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+/* Under g_mu. */
+static int start_locked(void)
+{
+    int started = __atomic_load_n(&g_started, __ATOMIC_RELAXED);
+    if (started)
+        return started > 0;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    int r = pthread_create(&g_thread, &a, run, NULL);
+    pthread_attr_destroy(&a);
+    __atomic_store_n(&g_started, r ? -1 : 1, __ATOMIC_RELAXED); /* (read unlocked: worker_on) */
+    if (r)
+        ag_log(AG_LOG_WARN, "cannot start the worker thread: graphs are built on the launching "
+               "thread");
+    return !r;
+}
+
+void ag_worker_start(void)
+{
+    pthread_mutex_lock(&g_mu);
+    if (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
+        start_locked();
+    pthread_mutex_unlock(&g_mu);
+}
+
+int ag_worker_on(void)
+{
+#ifdef AG_SIM
+    return 0; /* the model runs the engine on one thread: builds happen where they are asked */
+#else
+    return ag_opt(AG_OPT_WORKER) && __atomic_load_n(&g_started, __ATOMIC_RELAXED) >= 0 &&
+           !__atomic_load_n(&g_stop, __ATOMIC_RELAXED);
+#endif
+}
+
+int ag_worker_submit(ag_build_req *q)
+{
+    job *j = malloc(sizeof *j);
+    if (!j)
+        return -1;
+    j->q = q;
+    j->next = NULL;
+    pthread_mutex_lock(&g_mu);
+    if (__atomic_load_n(&g_stop, __ATOMIC_RELAXED) || !start_locked()) {
+        pthread_mutex_unlock(&g_mu);
+        free(j);
+        return -1;
+    }
+    if (g_tail)
+        g_tail->next = j;
+    else
+        g_head = j;
+    g_tail = j;
+    pthread_cond_signal(&g_work);
+    pthread_mutex_unlock(&g_mu);
+    return 0;
+}
+
+/* Takes every queued request out (under g_mu). */
+static job *take_all_locked(void)
+{
+    job *j = g_head;
+    g_head = g_tail = NULL;
+    return j;
+}
+
+static void drop(job *j)
+{
+    while (j) {
+        job *next = j->next;
+        ag_build_finish(j->q, 0);
+        free(j);
+        j = next;
+    }
+}
+
+void ag_worker_quiesce(int forget_streams)
+{
+    pthread_mutex_lock(&g_mu);
+    job *j = take_all_locked();
+    while (g_busy)
+        pthread_cond_wait(&g_idle, &g_mu);
+    if (forget_streams) /* (the worker is idle and cannot take a job before g_mu is let go) */
+        for (int i = 0; i < UPLOAD_CTX && g_up[i].ctx; i++) {
+            ag_drv.cuStreamDestroy_v2(g_up[i].s);
+            g_up[i].ctx = NULL;
+            g_up[i].s = NULL;
+        }
+    pthread_mutex_unlock(&g_mu);
+    drop(j);
+}
+
+void ag_worker_stop(void)
+{
+    pthread_mutex_lock(&g_mu);
+    int joinable = __atomic_load_n(&g_started, __ATOMIC_RELAXED) > 0 && !g_stop;
+    __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+    job *j = take_all_locked();
+    pthread_cond_broadcast(&g_work);
+    pthread_mutex_unlock(&g_mu);
+    drop(j);
+    if (joinable)
+        pthread_join(g_thread, NULL);
+}
+
+void ag_worker_forked(void)
+{
+    /* the child has no worker thread; its engine passes everything through (life.c) */
+    pthread_mutex_init(&g_mu, NULL);
+    pthread_cond_init(&g_work, NULL);
+    pthread_cond_init(&g_idle, NULL);
+    g_head = g_tail = NULL;
+    __atomic_store_n(&g_started, 0, __ATOMIC_RELAXED);
+    g_busy = 0;
+    __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);
+}
