@@ -141,6 +141,35 @@ EOF
     [[ "$stderr" == *"no END record"* ]]
 }
 
+@test "simulate and trace dump read through one reader: the same error for the same bad file" {
+    trace gpu
+    local size
+    size=$(stat -c %s "$T/gpu.agt")
+    head -c 5000 "$T/gpu.agt" > "$T/cut.agt"
+    head -c $((size - 48)) "$T/gpu.agt" > "$T/noend.agt"
+    head -c 100 "$T/gpu.agt" > "$T/head.agt"
+    printf 'hello, not a trace\n' > "$T/foreign.agt"
+    : > "$T/empty.agt"
+    cp "$T/gpu.agt" "$T/v2.agt"
+    printf '\002' | dd of="$T/v2.agt" bs=1 seek=8 conv=notrunc status=none
+    gzip -n -c "$T/gpu.agt" | head -c 4000 > "$T/cut.agt.gz"
+    cp "$T/foreign.agt" "$T/foreign.agt.gz"
+    local f sim tr
+    for f in cut noend head foreign empty v2 cut.agt foreign.agt; do
+        [[ $f == *.agt ]] && f="$f.gz" || f="$f.agt"
+        run --separate-stderr "$CLI" simulate --costs "$COSTS" "$T/$f"
+        assert_failure 1
+        [ "${#stderr_lines[@]}" = 1 ] || fail "$f: $stderr"
+        sim="${stderr#autograph simulate: }"
+        run --separate-stderr "$CLI" trace dump "$T/$f"
+        assert_failure 1
+        tr="${stderr#autograph trace: }"
+        [ "$sim" = "$tr" ] || fail "$f: simulate said '$sim', trace dump '$tr'"
+        echo "$f: $sim"
+    done
+    [[ "$sim" == *"gzip -dc failed"* ]]
+}
+
 @test "a record of a type the reader does not know is skipped (the format's promise)" {
     trace gap
     python3 - "$T/gap.agt" "$T/extra.agt" <<'EOF'

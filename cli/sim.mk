@@ -6,7 +6,7 @@
 SIM_BUILD        := $(BUILD)/sim
 SIM_ENGINE_SRCS  := $(filter-out cache/watchdog.c,$(wildcard cache/*.c policy/*.c))
 SIM_ENGINE_OBJS  := $(SIM_ENGINE_SRCS:%.c=$(SIM_BUILD)/obj/%.o)
-SIM_CLI_SRCS     := cli/simulate.c cli/simdrv.c cli/simtrace.c cli/simcost.c
+SIM_CLI_SRCS     := cli/simulate.c cli/simdrv.c cli/simtrace.c cli/traceread.c cli/simcost.c
 SIM              := $(BUILD)/autograph-sim
 SIM_COSTDIR      := $(PREFIX)/share/autograph/costs
 SIM_LIBEXECDIR   := $(PREFIX)/libexec/autograph

@@ -559,8 +559,8 @@ static CUresult param_info(const void *h, int as_kernel, size_t i, size_t *off, 
     else if (i >= f->nparams)
         r = CUDA_ERROR_INVALID_VALUE;
     else {
-        *off = sim_func_params(f)[i] >> 16;
-        *sz = sim_func_params(f)[i] & 0xffff;
+        *off = ag_trr_func_params(f)[i] >> 16;
+        *sz = ag_trr_func_params(f)[i] & 0xffff;
         r = CUDA_SUCCESS;
     }
     DRV_OUT();
@@ -580,7 +580,7 @@ static CUresult name_of(const char **out, const void *h, int as_kernel)
     const ag_tr_func *f = func_by_handle(h);
     if (!f || !(f->flags & AG_TRFN_KERNEL) != !as_kernel)
         return CUDA_ERROR_INVALID_HANDLE;
-    *out = sim_func_name(f);
+    *out = ag_trr_func_name(f);
     return CUDA_SUCCESS;
 }
 static CUresult d_func_name(const char **out, CUfunction f)

@@ -1,123 +1,47 @@
 /* The simulator's trace reader (see simtrace.h). */
 #include "simtrace.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#define MAX_TRACE_BYTES ((size_t)1 << 34) /* 16 GiB: anything larger is refused, not read */
 #define MAX_NAME_ID (1u << 20)
+#define CHUNK ((size_t)1 << 20) /* records are kept in chunks of this size (a record: < 64 KiB) */
 
 static int fail(char *err, size_t n, const char *path, const char *fmt, const char *detail)
 {
-    char what[160];
+    char what[512];
     snprintf(what, sizeof what, fmt, detail ? detail : "");
     snprintf(err, n, "%s: %s", path, what);
     return -1;
 }
 
-/* Reads all of fd into *buf. */
-static int slurp(int fd, char **buf, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    if (!b)
-        return -1;
-    for (;;) {
-        if (n == cap) {
-            if (cap >= MAX_TRACE_BYTES) {
-                free(b);
-                errno = EFBIG;
-                return -1;
-            }
-            char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                return -1;
-            }
-            b = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, b + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            free(b);
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
+/* The records, copied out of the reader into chunks that never move (the calls and
+ * declarations point into them). */
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    uint64_t data[]; /* 8-aligned: records are multiples of 8 */
+} chunk;
 
-static int ends_with(const char *s, const char *suf)
+static const ag_tr_hdr *keep(sim_trace *t, const void *rec, size_t size)
 {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && !strcmp(s + a - b, suf);
-}
-
-/* gzip -dc, run directly (no shell: any path is safe); its stdout read whole. */
-static int read_gz(const char *path, char **buf, size_t *len, char *err, size_t errlen)
-{
-    int p[2];
-    if (pipe(p))
-        return fail(err, errlen, path, "cannot run gzip: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return fail(err, errlen, path, "cannot run gzip: %s", strerror(errno));
+    chunk *c = t->chunks;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > CHUNK ? size : CHUNK;
+        chunk *n = malloc(sizeof *n + cap);
+        if (!n)
+            return NULL;
+        n->next = c;
+        n->used = 0;
+        n->cap = cap;
+        t->chunks = c = n;
     }
-    if (pid == 0) {
-        dup2(p[1], 1);
-        close(p[0]);
-        close(p[1]);
-        int devnull = open("/dev/null", 1);
-        if (devnull >= 0)
-            dup2(devnull, 2); /* its own message would be a second one: ours says it */
-        execlp("gzip", "gzip", "-dc", "--", path, (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    int r = slurp(p[0], buf, len);
-    int e = errno;
-    close(p[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (r)
-        return fail(err, errlen, path, "cannot read: %s", strerror(e));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        free(*buf);
-        *buf = NULL;
-        return fail(err, errlen, path,
-                    WIFEXITED(status) && WEXITSTATUS(status) == 127
-                        ? "cannot run gzip to decompress it%s"
-                        : "gzip -dc failed: not a gzip file, or cut short%s",
-                    "");
-    }
-    return 0;
-}
-
-static int read_plain(const char *path, char **buf, size_t *len, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fail(err, errlen, path, "cannot open: %s", strerror(errno));
-    int r = slurp(fileno(f), buf, len);
-    int e = errno;
-    fclose(f);
-    if (r)
-        return fail(err, errlen, path, "cannot read: %s", strerror(e));
-    return 0;
+    void *p = (char *)c->data + c->used;
+    memcpy(p, rec, size);
+    c->used += size;
+    t->len += size;
+    return p;
 }
 
 typedef struct seq_idx {
@@ -130,21 +54,6 @@ static int cmp_seq(const void *a, const void *b)
 {
     const seq_idx *x = a, *y = b;
     return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-static size_t min_size(const ag_tr_hdr *h)
-{
-    switch (h->type) {
-    case AG_TR_NAME: return sizeof(ag_tr_name);
-    case AG_TR_FUNC: return sizeof(ag_tr_func);
-    case AG_TR_STREAM: return sizeof(ag_tr_stream);
-    case AG_TR_LAUNCH: return sizeof(ag_tr_launch);
-    case AG_TR_OP: return sizeof(ag_tr_op);
-    case AG_TR_COPY: return sizeof(ag_tr_copy);
-    case AG_TR_GPU: return sizeof(ag_tr_gpu);
-    case AG_TR_END: return sizeof(ag_tr_end);
-    default: return sizeof(ag_tr_hdr);
-    }
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -160,43 +69,24 @@ static int grow(void **p, size_t *cap, size_t n, size_t elem)
     return 0;
 }
 
-static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
+/* Reads the records through the trace reader (cli/traceread.c: every record it hands out is
+ * checked), keeps them, and indexes the calls, declarations and names. */
+static int parse(ag_trr *r, const char *path, sim_trace *t, char *err, size_t errlen)
 {
-    char num[64];
-    if (t->len < sizeof(ag_tr_file) || memcmp(t->buf, AG_TR_MAGIC, 8))
-        return fail(err, errlen, path, "not an autograph trace (no AGTRACE header)%s", NULL);
-    const ag_tr_file *f = (const ag_tr_file *)t->buf;
-    if (f->version != AG_TR_VERSION) {
-        snprintf(num, sizeof num, "%u", f->version);
-        return fail(err, errlen, path, "trace format version %s is not supported (1 is)", num);
-    }
-    if (f->hdr_size < sizeof(ag_tr_file) || f->hdr_size % 8 || f->hdr_size > t->len)
-        return fail(err, errlen, path, "corrupt file header (header size)%s", NULL);
-    t->file = f;
-    size_t off = f->hdr_size, ccap = 0, dcap = 0, gcap = 0, ng = 0;
+    if (!(t->file = (const ag_tr_file *)keep(t, ag_trr_header(r), sizeof(ag_tr_file))))
+        return fail(err, errlen, path, "out of memory%s", NULL);
+    size_t ccap = 0, dcap = 0, gcap = 0, ng = 0;
     seq_idx *gpus = NULL; /* (of_seq, gpu_ns) pairs: matched below */
-    while (off < t->len) {
-        if (t->len - off < sizeof(ag_tr_hdr))
-            goto truncated;
-        const ag_tr_hdr *h = (const ag_tr_hdr *)(t->buf + off);
-        if (h->size < sizeof(ag_tr_hdr) || h->size % 8) {
-            snprintf(num, sizeof num, "%zu", off);
-            free(gpus);
-            return fail(err, errlen, path, "corrupt record at byte %s (bad size)", num);
-        }
-        if (h->size > t->len - off)
-            goto truncated;
-        if (h->size < min_size(h)) {
-            snprintf(num, sizeof num, "%zu", off);
-            free(gpus);
-            return fail(err, errlen, path, "corrupt record at byte %s (too short for its type)",
-                        num);
-        }
+    const ag_tr_hdr *rec;
+    int rc;
+    while ((rc = ag_trr_next(r, &rec)) == 1) {
+        const ag_tr_hdr *h = keep(t, rec, rec->size);
+        if (!h)
+            goto oom;
         switch (h->type) {
         case AG_TR_NAME: {
             const ag_tr_name *n = (const ag_tr_name *)h;
-            if ((uint64_t)sizeof *n + n->len + 1 > h->size || n->id >= MAX_NAME_ID ||
-                ((const char *)(n + 1))[n->len] != 0)
+            if (n->id >= MAX_NAME_ID)
                 goto corrupt;
             if (n->id >= t->nnames) {
                 uint32_t nn = n->id + 64;
@@ -207,17 +97,11 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
                 t->names = q;
                 t->nnames = nn;
             }
-            t->names[n->id] = (const char *)(n + 1);
+            t->names[n->id] = ag_trr_name_str(n);
             __attribute__((fallthrough)); /* kept in order with the calls, too */
         }
         case AG_TR_FUNC:
         case AG_TR_STREAM:
-            if (h->type == AG_TR_FUNC) {
-                const ag_tr_func *fn = (const ag_tr_func *)h;
-                if ((uint64_t)sizeof *fn + 4ull * fn->nparams + fn->name_len + 1 > h->size ||
-                    sim_func_name(fn)[fn->name_len] != 0)
-                    goto corrupt;
-            }
             if (grow((void **)&t->decls, &dcap, t->ndecls, sizeof *t->decls))
                 goto oom;
             t->decls[t->ndecls].h = h;
@@ -252,14 +136,10 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
         default:
             break; /* a later type: skipped */
         }
-        off += h->size;
-        if (t->ended)
-            break;
     }
-    if (!t->ended) {
+    if (rc < 0) {
         free(gpus);
-        return fail(err, errlen, path, "truncated: the recording did not end (no END record)%s",
-                    NULL);
+        return fail(err, errlen, path, "%s", ag_trr_error(r));
     }
     if (!t->ncalls) {
         free(gpus);
@@ -309,14 +189,12 @@ static int parse(const char *path, sim_trace *t, char *err, size_t errlen)
         goto oom;
     memset(t->exec, 0xff, t->ncalls * sizeof *t->exec);
     return 0;
-truncated:
+corrupt: {
+    char num[32];
     free(gpus);
-    snprintf(num, sizeof num, "%zu", off);
-    return fail(err, errlen, path, "truncated: the last record (at byte %s) is cut short", num);
-corrupt:
-    free(gpus);
-    snprintf(num, sizeof num, "%zu", off);
-    return fail(err, errlen, path, "corrupt record at byte %s", num);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)ag_trr_offset(r));
+    return fail(err, errlen, path, "corrupt NAME record at offset %s (name id too large)", num);
+}
 oom:
     free(gpus);
     return fail(err, errlen, path, "out of memory%s", NULL);
@@ -325,11 +203,13 @@ oom:
 int sim_trace_read(const char *path, sim_trace *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    int r = ends_with(path, ".gz") ? read_gz(path, &t->buf, &t->len, err, errlen)
-                                   : read_plain(path, &t->buf, &t->len, err, errlen);
-    if (r)
+    ag_trr *r = ag_trr_open(path, err, errlen);
+    if (!r)
         return -1;
-    if (parse(path, t, err, errlen)) {
+    int bad = parse(r, path, t, err, errlen);
+    if (ag_trr_close(r) && !bad)
+        bad = fail(err, errlen, path, "gzip -dc failed: not a gzip file, or cut short%s", NULL);
+    if (bad) {
         sim_trace_free(t);
         return -1;
     }
@@ -338,7 +218,10 @@ int sim_trace_read(const char *path, sim_trace *t, char *err, size_t errlen)
 
 void sim_trace_free(sim_trace *t)
 {
-    free(t->buf);
+    for (chunk *c = t->chunks, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
     free(t->calls);
     free(t->decls);
     free(t->names);

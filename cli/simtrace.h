@@ -1,8 +1,9 @@
-/* The simulator's trace reader: a whole AUTOGRAPH_TRACE file (cache/tracefmt.h) in memory. */
-/* Robust to any input: a truncated, foreign or corrupt file gives one message and -1, never a
- * crash. Files ending in .gz are read through `gzip -dc` (no library dependency). Records are
- * checked for their type's size before anything reads them; a type this reader does not know
- * is skipped (the format's promise). */
+/* The simulator's view of an AUTOGRAPH_TRACE file (cache/tracefmt.h): the whole trace in memory,
+ * its calls indexed in file order with their GPU durations. */
+/* The records come from the one trace reader, cli/traceread.c (also `autograph trace`'s): it
+ * checks every record before anything reads it, gives one message for a truncated, foreign,
+ * other-version or corrupt file, never a crash, reads .gz files through `gzip -dc` and skips a
+ * record type it does not know (the format's promise). */
 #ifndef AG_SIMTRACE_H
 #define AG_SIMTRACE_H
 
@@ -10,10 +11,11 @@
 #include <stdint.h>
 
 #include "cache/tracefmt.h"
+#include "traceread.h"
 
 /* One LAUNCH, OP or COPY record, in file order, with its GPU duration when the trace has one. */
 typedef struct sim_call {
-    const ag_tr_hdr *h;   /* the record (8-aligned inside sim_trace.buf) */
+    const ag_tr_hdr *h;   /* the record (8-aligned, in sim_trace.chunks) */
     uint32_t gpu_ns;      /* from the AG_TR_GPU record of its seq */
     uint8_t has_gpu;
     uint8_t gpu_flags;    /* AG_TRG_* of that record (0: not recorded, an older file) */
@@ -27,8 +29,8 @@ typedef struct sim_decl {
 } sim_decl;
 
 typedef struct sim_trace {
-    char *buf;            /* the whole file */
-    size_t len;
+    struct chunk *chunks; /* the records, copied (simtrace.c) */
+    size_t len;           /* their bytes */
     const ag_tr_file *file;
     sim_call *calls;
     size_t ncalls;
@@ -53,14 +55,6 @@ void sim_trace_free(sim_trace *t);
 /* The name of an OP record (NULL when the trace did not name it). */
 const char *sim_trace_op_name(const sim_trace *t, const ag_tr_op *op);
 
-/* The parameter layout of a FUNC record: entry i is offset << 16 | size. */
-static inline const uint32_t *sim_func_params(const ag_tr_func *f)
-{
-    return (const uint32_t *)(f + 1);
-}
-static inline const char *sim_func_name(const ag_tr_func *f)
-{
-    return (const char *)(sim_func_params(f) + f->nparams);
-}
+/* A FUNC record's parameter layout and name: ag_trr_func_params, ag_trr_func_name. */
 
 #endif

@@ -249,7 +249,7 @@ static void do_launch(const sim_call *c, run_result *res)
     int with_params = f && (f->flags & AG_TRFN_LAYOUT) && f->nparams <= 256;
     if (with_params)
         for (uint32_t i = 0; i < f->nparams; i++) {
-            uint32_t off = sim_func_params(f)[i] >> 16, sz = sim_func_params(f)[i] & 0xffff;
+            uint32_t off = ag_trr_func_params(f)[i] >> 16, sz = ag_trr_func_params(f)[i] & 0xffff;
             params[i] = off + sz <= sizeof block ? block + off : block;
         }
     CUlaunchAttribute at[32];

@@ -2,17 +2,21 @@
 #include "traceread.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_HDR 4096 /* a later version's header may be longer; not this much */
 
 struct ag_trr {
     FILE *f;
-    int pipe;                 /* read through gzip -dc */
+    pid_t gzip;               /* > 0: read through gzip -dc, this child */
+    int gzip_status;          /* its wait status, once reaped (gzip_reaped) */
+    int gzip_reaped, eof;
     ag_tr_file hdr;
     uint64_t off, rec_off;    /* bytes read; the last record's offset */
     uint64_t nrec;
@@ -35,6 +39,8 @@ static size_t get(ag_trr *r, void *p, size_t n)
 {
     size_t k = n ? fread(p, 1, n, r->f) : 0;
     r->off += k;
+    if (k < n)
+        r->eof = 1;
     return k;
 }
 
@@ -44,24 +50,60 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* popen's command for gzip -dc on path, the path single-quoted. */
-static char *gzip_command(const char *path)
+/* gzip -dc -- path, run directly (no shell: any path is safe), its stdout our input and its
+ * stderr /dev/null (its own message would be a second one: the reader's says it). */
+static FILE *gzip_open(const char *path, pid_t *pid)
 {
-    size_t n = strlen(path);
-    char *cmd = malloc(4 * n + 32), *o = cmd;
-    if (!cmd)
+    int p[2];
+    if (pipe(p))
         return NULL;
-    o += sprintf(o, "gzip -dc -- '");
-    for (const char *p = path; *p; p++) {
-        if (*p == '\'') {
-            memcpy(o, "'\\''", 4);
-            o += 4;
-        } else {
-            *o++ = *p;
-        }
+    *pid = fork();
+    if (*pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return NULL;
     }
-    strcpy(o, "'");
-    return cmd;
+    if (*pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        close(p[1]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        execlp("gzip", "gzip", "-dc", "--", path, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    FILE *f = fdopen(p[0], "rb");
+    if (!f)
+        close(p[0]);
+    return f;
+}
+
+/* Waits for gzip once its output has ended; 1 when it failed. */
+static int gzip_failed(ag_trr *r)
+{
+    if (r->gzip <= 0)
+        return 0;
+    if (!r->gzip_reaped) {
+        while (waitpid(r->gzip, &r->gzip_status, 0) < 0 && errno == EINTR)
+            ;
+        r->gzip_reaped = 1;
+    }
+    return !WIFEXITED(r->gzip_status) || WEXITSTATUS(r->gzip_status) != 0;
+}
+
+/* Where the input ended early: through gzip, gzip's failure (a cut or foreign .gz file) is
+ * the cause to report, not the cut it left in the trace. 1 when it said so in *why. */
+static int gzip_why(ag_trr *r, char *why, size_t n)
+{
+    if (!r->eof || !gzip_failed(r))
+        return 0;
+    snprintf(why, n, "%s",
+             WIFEXITED(r->gzip_status) && WEXITSTATUS(r->gzip_status) == 127
+                 ? "cannot run gzip to decompress it"
+                 : "gzip -dc failed: not a gzip file, or cut short");
+    return 1;
 }
 
 ag_trr *ag_trr_open(const char *path, char *err, size_t errlen)
@@ -72,15 +114,20 @@ ag_trr *ag_trr_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     if (ends_with(path, ".gz")) {
-        char *cmd = access(path, R_OK) ? NULL : gzip_command(path);
-        if (!cmd) {
-            snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno ? errno : ENOMEM));
+        if (access(path, R_OK)) {
+            snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
             free(r);
             return NULL;
         }
-        r->f = popen(cmd, "r");
-        r->pipe = 1;
-        free(cmd);
+        r->f = gzip_open(path, &r->gzip);
+        if (!r->f) {
+            snprintf(err, errlen, "cannot run gzip for %s: %s", path, strerror(errno));
+            if (r->gzip > 0)
+                while (waitpid(r->gzip, NULL, 0) < 0 && errno == EINTR)
+                    ;
+            free(r);
+            return NULL;
+        }
     } else {
         r->f = fopen(path, "rb");
     }
@@ -91,14 +138,18 @@ ag_trr *ag_trr_open(const char *path, char *err, size_t errlen)
     }
     uint8_t head[16];
     size_t n = get(r, head, sizeof head);
-    const char *why = NULL;
+    const char *why = NULL, *sep = " "; /* "PATH is not ...", "PATH: gzip -dc failed" */
     char tmp[128];
     uint32_t version = 0, hdr_size = 0;
     if (n >= 16) {
         memcpy(&version, head + 8, 4);
         memcpy(&hdr_size, head + 12, 4);
     }
-    if (n < 8 || memcmp(head, AG_TR_MAGIC, 8))
+    if (n < 16 && gzip_why(r, tmp, sizeof tmp)) {
+        why = tmp;
+        sep = ": ";
+    }
+    else if (n < 8 || memcmp(head, AG_TR_MAGIC, 8))
         why = n == 0 ? "is empty, not an autograph trace"
                      : "is not an autograph trace (no AGTRACE header)";
     else if (n < 16)
@@ -115,12 +166,12 @@ ag_trr *ag_trr_open(const char *path, char *err, size_t errlen)
         uint8_t rest[MAX_HDR];
         if (get(r, (uint8_t *)&r->hdr + 16, sizeof r->hdr - 16) != sizeof r->hdr - 16 ||
             get(r, rest, hdr_size - sizeof r->hdr) != hdr_size - sizeof r->hdr)
-            why = "is cut short inside its header";
+            why = gzip_why(r, tmp, sizeof tmp) ? (sep = ": ", tmp) : "is cut short inside its header";
         r->hdr.host[sizeof r->hdr.host - 1] = 0;
         r->hdr.cmd[sizeof r->hdr.cmd - 1] = 0;
     }
     if (why) {
-        snprintf(err, errlen, "%s %s", path, why);
+        snprintf(err, errlen, "%s%s%s", path, sep, why);
         ag_trr_close(r);
         return NULL;
     }
@@ -165,15 +216,21 @@ int ag_trr_next(ag_trr *r, const ag_tr_hdr **rec)
     ag_tr_hdr *h = (ag_tr_hdr *)r->buf;
     r->rec_off = r->off;
     size_t n = get(r, h, sizeof *h);
+    char why[128];
     if (n == 0 && r->ended)
         return 0;
+    if (n < sizeof *h && gzip_why(r, why, sizeof why)) {
+        fail(r, "%s", why);
+        return -1;
+    }
     if (n == 0) {
-        fail(r, "cut short: no END record after %llu records (the recording did not end "
+        fail(r, "truncated: no END record after %llu records (the recording did not end "
              "normally, or the file was cut)", (unsigned long long)r->nrec);
         return -1;
     }
     if (n < sizeof *h) {
-        fail(r, "cut short inside a record at offset %llu", (unsigned long long)r->rec_off);
+        fail(r, "truncated: cut short inside a record at offset %llu",
+             (unsigned long long)r->rec_off);
         return -1;
     }
     if (r->ended) {
@@ -186,7 +243,11 @@ int ag_trr_next(ag_trr *r, const ag_tr_hdr **rec)
         return -1;
     }
     if (get(r, h + 1, h->size - sizeof *h) != h->size - sizeof *h) {
-        fail(r, "cut short inside a record at offset %llu", (unsigned long long)r->rec_off);
+        if (gzip_why(r, why, sizeof why))
+            fail(r, "%s", why);
+        else
+            fail(r, "truncated: cut short inside a record at offset %llu",
+                 (unsigned long long)r->rec_off);
         return -1;
     }
     uint8_t *b = (uint8_t *)r->buf;
@@ -233,12 +294,11 @@ int ag_trr_close(ag_trr *r)
     if (!r)
         return 0;
     int rc = 0;
-    if (r->pipe) {
-        /* gzip is told to stop when we stop early: its complaint then means nothing */
-        int st = pclose(r->f);
-        rc = st != 0 && !r->failed && r->ended ? -1 : 0;
-    } else {
-        fclose(r->f);
+    fclose(r->f);
+    if (r->gzip > 0) {
+        /* gzip is stopped by the closed pipe when we stop early: its failure then means
+         * nothing; after a complete trace it does (a corrupt end of the .gz file) */
+        rc = gzip_failed(r) && !r->failed && r->ended ? -1 : 0;
     }
     free(r);
     return rc;

@@ -1,8 +1,10 @@
-/* Reading AUTOGRAPH_TRACE files (cache/tracefmt.h): open, next record, close. */
+/* Reading AUTOGRAPH_TRACE files (cache/tracefmt.h): open, next record, close. The one parser of
+ * the format: `autograph trace` (tracecmd.c) and the replay model (simtrace.c) read through it. */
 /* Every record handed out has been checked: its size is at least its type's struct (a known
  * type), a multiple of 8, and the strings and arrays its fields announce lie inside it (NAME,
  * FUNC). Any input -- a truncated file, a foreign one, another version -- gives one error
- * message, never a crash. A file whose name ends in .gz is read through `gzip -dc`. */
+ * message, never a crash. A file whose name ends in .gz is read through `gzip -dc` (run without
+ * a shell; where the input ends early because gzip failed, the message says so). */
 #ifndef AG_TRACEREAD_H
 #define AG_TRACEREAD_H
 
