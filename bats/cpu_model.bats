@@ -74,6 +74,38 @@ jv() {
     python3 -c "import sys; sys.exit(0 if $(jv "$T/r.json" 't["ratio"]') > $(jv "$T/l.json" 't["ratio"]') else 1)"
 }
 
+@test "the interposer ceiling: the eager span over it less every launch's host time, over the region" {
+    trace region
+    trace launch
+    trace gpu
+    simulate_json "$T/c.json" "$T/region.agt" "$T/launch.agt" "$T/gpu.agt"
+    # ceiling = span / (span - launches' host time), launches of the span only: the region holds
+    # 150 of the 200 iterations of 64 launches
+    python3 - "$T/c.json" <<'EOF2'
+import json, sys
+r, l, g = json.load(open(sys.argv[1]))["traces"]
+for t in (r, l, g):
+    span, cost = t["eager"]["time_us"], t["ceiling_launch_host_us"]
+    assert abs(t["ceiling"] - span / (span - cost)) < 1e-3 * t["ceiling"], t
+    assert t["ceiling"] >= t["ratio"], t
+assert r["ceiling_launches"] == 150 * 64, r["ceiling_launches"]
+assert l["ceiling_launches"] == 200 * 64 == l["eager"]["launches"], l["ceiling_launches"]
+# per launch the same host cost in both: the same table, no GPU durations
+assert abs(r["ceiling_launch_host_us"] / r["ceiling_launches"] -
+           l["ceiling_launch_host_us"] / l["ceiling_launches"]) < 0.01
+# the launch loop leaves the GPU idle most of the time; the 40 us kernels keep it busy
+assert l["eager_bound"] == "host" and l["eager_gpu_idle_share"] > 0.5, l
+assert g["eager_bound"] == "gpu" and g["eager_gpu_idle_share"] < 0.1, g
+assert g["gpu_ceiling"] < 1.05 and g["ratio"] <= g["gpu_ceiling"] + 0.01, g
+EOF2
+    assert_output --regexp "region.agt: .* ratio [0-9.]+x \(ceiling [0-9.]+x\)"
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --explain "$T/gpu.agt" "$T/launch.agt"
+    assert_success
+    assert_line --regexp "^  eager is GPU-bound: the GPU idles [0-9.]+% of the trace"
+    assert_line --regexp "^  eager is host-bound: the GPU idles [0-9.]+% of the trace"
+    assert_line --regexp "^  ceiling: 12800 kernel launches in the trace, .* at best [0-9.]+x\$"
+}
+
 @test "traced durations of an idle GPU (host issue time, events) are taken out: as if the kernels were tiny" {
     # the launch loop twice: without GPU durations (the table's tiny_kernel_span stands in) and
     # with the durations the recorder measured on the H100 at aa1eda1 for such kernels (the

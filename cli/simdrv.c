@@ -230,18 +230,45 @@ static uint64_t dep_of(sstream *s)
     return d;
 }
 
+/* The busy intervals behind sim_gpu.busy_ns (disjoint, in time order: the union's own
+ * assumption), for the busy time inside a window (sim_busy_between). */
+static struct {
+    uint64_t (*iv)[2];
+    size_t n, cap;
+} B;
+
 static void busy(uint64_t a, uint64_t b)
 {
     if (b <= a)
         return;
-    if (a >= g_busy_end)
+    if (a >= g_busy_end) {
         sim_gpu.busy_ns += b - a;
-    else if (b > g_busy_end)
+        if (B.n == B.cap) {
+            B.cap = B.cap ? 2 * B.cap : 4096;
+            if (!(B.iv = realloc(B.iv, B.cap * sizeof *B.iv)))
+                abort();
+        }
+        B.iv[B.n][0] = a;
+        B.iv[B.n++][1] = b;
+    } else if (b > g_busy_end) {
         sim_gpu.busy_ns += b - g_busy_end;
+        B.iv[B.n - 1][1] = b; /* (a < g_busy_end: there is a last interval, ending there) */
+    }
     if (b > g_busy_end)
         g_busy_end = b;
     if (b > sim_gpu.end_ns)
         sim_gpu.end_ns = b;
+}
+
+uint64_t sim_busy_between(uint64_t t0, uint64_t t1)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < B.n; i++) {
+        uint64_t a = B.iv[i][0] > t0 ? B.iv[i][0] : t0, b = B.iv[i][1] < t1 ? B.iv[i][1] : t1;
+        if (b > a)
+            sum += b - a;
+    }
+    return sum;
 }
 
 /* One piece of work of dur ns on s: starts at the later of its dependencies plus the gap and
@@ -486,6 +513,7 @@ void simdrv_init(const sim_costs *c, int exact)
     sim_H = 0;
     memset(sim_host, 0, sizeof sim_host);
     memset(&sim_gpu, 0, sizeof sim_gpu);
+    B.n = 0;
     stream_get(SIM_KEY_LEGACY);
     stream_get(SIM_KEY_PTDS);
 }

@@ -71,6 +71,8 @@ void sim_exec_attach(const sim_call *calls, uint32_t *exec);
  * stream, its host call taking host_ns; without a traced duration, memcpy_small_dtoh's. */
 uint64_t sim_exec_call(const sim_call *c, uint64_t stream, int ptsz, uint64_t issue,
                        uint64_t host_ns, int blocking);
+/* The GPU's busy time (the union sim_gpu.busy_ns counts) inside [t0, t1). */
+uint64_t sim_busy_between(uint64_t t0, uint64_t t1);
 /* Fills ag_drv with the simulated functions. */
 void simdrv_install(void);
 

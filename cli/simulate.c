@@ -63,6 +63,10 @@ typedef struct run_result {
     uint64_t roi_start, roi_end; /* host times of the first cuProfilerStart and the last
                                   * cuProfilerStop (0: none): the program's timed region */
     uint64_t gpu_idle_ns;
+    /* over the span the ratio is taken over (the region, or the whole trace): the kernel
+     * launches made in it, their driver host time (the eager run: the trace's own), and the
+     * GPU's busy time in it; for the interposer ceiling */
+    uint64_t span_launches, span_launch_ns, span_gpu_busy_ns;
     uint64_t host[SIM_C_COUNT];
     sim_result_gpu gpu;
     uint64_t c[AG_ST_COUNT];    /* the engine's counters */
@@ -221,6 +225,11 @@ static app_event *app_event_of(uint64_t h)
 
 /* ---- replaying the calls ---------------------------------------------------------------------- */
 
+/* Kernel launches given to the engine so far, and the counts and driver launch time at the
+ * region's start and its (latest) end. */
+static uint64_t g_launches;
+static uint64_t g_roi_launches[2], g_roi_launch_ns[2];
+
 static int starts(const char *s, const char *p)
 {
     return s && !strncmp(s, p, strlen(p));
@@ -295,6 +304,7 @@ static void do_launch(const sim_call *c, run_result *res)
     }
     l.params = with_params ? params : NULL;
     sim_push(L->h.stream, ptsz, c);
+    g_launches++;
     eng_mark m;
     eng_begin(&m);
     ag_launch_kernel(&l);
@@ -386,12 +396,17 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
     if (starts(name, "cuProfilerStart")) {
         /* the program marks the region it times, as profilers are told (the sample programs
          * and bench scripts do): the ratio is taken over it */
-        if (!res->roi_start)
+        if (!res->roi_start) {
             res->roi_start = sim_H;
+            g_roi_launches[0] = g_launches;
+            g_roi_launch_ns[0] = sim_host[SIM_C_LAUNCH];
+        }
         sim_host_add(SIM_C_OPS, dur);
     } else if (starts(name, "cuProfilerStop")) {
         sim_host_add(SIM_C_OPS, dur);
         res->roi_end = sim_H;
+        g_roi_launches[1] = g_launches;
+        g_roi_launch_ns[1] = sim_host[SIM_C_LAUNCH];
     } else if (starts(name, "cuStreamSynchronize")) {
         blocking(sim_stream_ready(O->h.stream, ptsz));
     } else if (starts(name, "cuCtxSynchronize")) {
@@ -593,10 +608,17 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
     uint64_t end = sim_H > sim_gpu.end_ns ? sim_H : sim_gpu.end_ns;
     res->time_ns = end - t0;
     res->gpu_idle_ns = res->time_ns > sim_gpu.busy_ns ? res->time_ns - sim_gpu.busy_ns : 0;
-    if (res->roi_start && res->roi_end > res->roi_start)
+    if (res->roi_start && res->roi_end > res->roi_start) {
         res->time_ns = res->roi_end - res->roi_start; /* idle and stalls stay whole-trace */
-    else
+        res->span_launches = g_roi_launches[1] - g_roi_launches[0];
+        res->span_launch_ns = g_roi_launch_ns[1] - g_roi_launch_ns[0];
+        res->span_gpu_busy_ns = sim_busy_between(res->roi_start, res->roi_end);
+    } else {
         res->roi_start = res->roi_end = 0;
+        res->span_launches = g_launches;
+        res->span_launch_ns = sim_host[SIM_C_LAUNCH];
+        res->span_gpu_busy_ns = sim_gpu.busy_ns;
+    }
     memcpy(res->host, sim_host, sizeof res->host);
     res->gpu = sim_gpu;
     ag_stats_sum(res->c);
@@ -702,9 +724,68 @@ static void json_run(FILE *f, const run_result *r)
             (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies);
 }
 
+/* The interposer ceiling (docs/MODEL.md): the eager span over that span less every kernel
+ * launch's host time in it, what removing every launch's host cost could give at best; 0
+ * where nothing would be left (not a finite ceiling). */
+static double ceiling_of(const run_result *e)
+{
+    return e->time_ns > e->span_launch_ns
+               ? (double)e->time_ns / (double)(e->time_ns - e->span_launch_ns)
+               : 0;
+}
+
+/* The GPU's idle share of the eager span, and what it makes the program: host-bound (the GPU
+ * idle half the span or more), GPU-bound (idle under a tenth of it), or partly host-bound. */
+static uint64_t span_busy(const run_result *e)
+{
+    return e->span_gpu_busy_ns < e->time_ns ? e->span_gpu_busy_ns : e->time_ns;
+}
+
+static double idle_share_of(const run_result *e)
+{
+    return e->time_ns ? (double)(e->time_ns - span_busy(e)) / (double)e->time_ns : 0;
+}
+
+static const char *bound_of(double idle_share)
+{
+    return idle_share >= 0.5 ? "host" : idle_share < 0.1 ? "gpu" : "partly_host";
+}
+
+/* The span over the GPU's busy time in it: what the GPU's own work allows at best (its work's
+ * own times do not change in the model); 0: no GPU work. */
+static double gpu_ceiling_of(const run_result *e)
+{
+    return span_busy(e) ? (double)e->time_ns / (double)span_busy(e) : 0;
+}
+
+static void fmt_ratio(char *out, size_t n, double r)
+{
+    if (r > 0)
+        snprintf(out, n, "%.3fx", r);
+    else
+        snprintf(out, n, "unbounded");
+}
+
 /* Where the difference comes from (--explain). */
 static void explain(const run_result *e, const run_result *a, const char *seqs)
 {
+    double idle = idle_share_of(e), ceil = ceiling_of(e), gceil = gpu_ceiling_of(e);
+    const char *bound = bound_of(idle), *span = e->roi_start ? "region" : "trace";
+    char cs[32], gs[32], ms[32];
+    fmt_ratio(cs, sizeof cs, ceil);
+    fmt_ratio(gs, sizeof gs, gceil);
+    fmt_ratio(ms, sizeof ms, ceil > 0 && (gceil <= 0 || ceil < gceil) ? ceil : gceil);
+    printf("  eager is %s: the GPU idles %.1f%% of the %s (busy %.1f of %.1f us)\n",
+           !strcmp(bound, "host")  ? "host-bound"
+           : !strcmp(bound, "gpu") ? "GPU-bound"
+                                   : "partly host-bound",
+           100 * idle, span, us(span_busy(e)), us(e->time_ns));
+    printf("  ceiling: %llu kernel launches in the %s, %.1f us of host launch time (%.2f us "
+           "each): without any launch host cost at most %s (the interposer ceiling); the GPU's "
+           "own work allows at most %s; so at best %s\n",
+           (unsigned long long)e->span_launches, span, us(e->span_launch_ns),
+           e->span_launches ? us(e->span_launch_ns) / (double)e->span_launches : 0.0, cs, gs,
+           ms);
     printf("  host time by cause (eager -> autograph, us; negative: autograph spends less):\n");
     for (int i = 0; i < SIM_C_COUNT; i++) {
         if (!e->host[i] && !a->host[i])
@@ -902,10 +983,13 @@ int main(int argc, char **argv)
         }
         double ratio = a.time_ns ? (double)e.time_ns / (double)a.time_ns : 0;
         double cal = t.span_ns ? ((double)e.host_ns - (double)t.span_ns) / (double)t.span_ns : 0;
-        printf("%s: eager %.1f us, autograph %.1f us, ratio %.3fx | gpu idle %.1f / %.1f us, "
-               "host stall %.1f / %.1f us | launches %llu: held %llu, replayed %llu, passed "
-               "%llu; graphs built %llu\n",
-               name, us(e.time_ns), us(a.time_ns), ratio, us(e.gpu_idle_ns),
+        double ceil = ceiling_of(&e), idle = idle_share_of(&e);
+        char cs[32];
+        fmt_ratio(cs, sizeof cs, ceil);
+        printf("%s: eager %.1f us, autograph %.1f us, ratio %.3fx (ceiling %s) | gpu idle %.1f "
+               "/ %.1f us, host stall %.1f / %.1f us | launches %llu: held %llu, replayed %llu, "
+               "passed %llu; graphs built %llu\n",
+               name, us(e.time_ns), us(a.time_ns), ratio, cs, us(e.gpu_idle_ns),
                us(a.gpu_idle_ns), us(e.host[SIM_C_STALL]), us(a.host[SIM_C_STALL]),
                (unsigned long long)launches_of(&a), (unsigned long long)a.c[AG_ST_HELD],
                (unsigned long long)a.c[AG_ST_REPLAYED], (unsigned long long)a.c[AG_ST_PASSED],
@@ -929,8 +1013,21 @@ int main(int argc, char **argv)
             fprintf(jf, "%s\n    {\"trace\": ", first ? "" : ",");
             json_string(jf, name);
             fprintf(jf, ", \"calls\": %zu, \"gpu_records\": %llu, \"recorded_span_us\": %.3f, "
-                        "\"ratio\": %.6f, \"calibration\": %.6f,\n     \"eager\": ",
+                        "\"ratio\": %.6f, \"calibration\": %.6f,\n     ",
                     t.ncalls, (unsigned long long)t.ngpu, us(t.span_ns), ratio, cal);
+            if (ceil > 0)
+                fprintf(jf, "\"ceiling\": %.6f, ", ceil);
+            else
+                fprintf(jf, "\"ceiling\": null, ");
+            fprintf(jf, "\"ceiling_launches\": %llu, \"ceiling_launch_host_us\": %.3f, ",
+                    (unsigned long long)e.span_launches, us(e.span_launch_ns));
+            if (gpu_ceiling_of(&e) > 0)
+                fprintf(jf, "\"gpu_ceiling\": %.6f, ", gpu_ceiling_of(&e));
+            else
+                fprintf(jf, "\"gpu_ceiling\": null, ");
+            fprintf(jf, "\"eager_gpu_idle_share\": %.6f, \"eager_bound\": \"%s\",\n     "
+                        "\"eager\": ",
+                    idle, bound_of(idle));
             json_run(jf, &e);
             fprintf(jf, ",\n     \"autograph\": ");
             json_run(jf, &a);
