@@ -106,6 +106,48 @@ EOF2
     assert_line --regexp "^  ceiling: 12800 kernel launches in the trace, .* at best [0-9.]+x\$"
 }
 
+@test "a process's first launch costs its cold own time (engine_ns.first_launch), before the call; a function's only where the table says" {
+    trace long
+    simulate_json "$T/a.json" "$T/long.agt"
+    # a table whose first launch costs 1 ms, then one that also charges each further
+    # function's first launch 20 us (long: 8 kernel functions)
+    python3 - "$COSTS" "$T/cold.json" "$T/func.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["engine_ns"]["first_launch"] = 1000000
+json.dump(d, open(sys.argv[2], "w"))
+d["engine_ns"]["first_launch_func"] = 20000
+json.dump(d, open(sys.argv[3], "w"))
+EOF2
+    run --separate-stderr "$CLI" simulate --costs "$T/cold.json" --json "$T/b.json" "$T/long.agt"
+    assert_success
+    run --separate-stderr "$CLI" simulate --costs "$T/func.json" --json "$T/c.json" "$T/long.agt"
+    assert_success
+    python3 - "$T/a.json" "$T/b.json" "$T/c.json" "$COSTS" <<'EOF2'
+import json, sys
+a, b, c = (json.load(open(p))["traces"][0] for p in sys.argv[1:4])
+assert a["eager"] == b["eager"] == c["eager"], "the eager run changed"
+assert a["autograph"]["cold_launches"] == 1 and b["autograph"]["cold_launches"] == 1
+assert c["autograph"]["cold_launches"] == 8, c["autograph"]["cold_launches"]
+ea, eb, ec = (t["autograph"]["host_us_by"]["engine"] for t in (a, b, c))
+# the first launch's whole own time: 1 ms against the table's (default.json: 8.45 us)
+first = json.load(open(sys.argv[4]))["engine_ns"]["first_launch"]["ns"] / 1e3
+assert abs((eb - ea) - (1000 - first)) < 0.01, (eb - ea, first)
+assert 7 * 20 - 7 < ec - eb < 7 * 20, ec - eb
+EOF2
+    # charged before the call: C1's one timed launch (then a sync) starts that much later, the
+    # host's wait for it does not hide any of it
+    run --separate-stderr "$CLI" simulate --costs "$T/cold.json" --json "$T/d.json" \
+        "$ROOT/bench/traces/C1_first_launch.agt.gz"
+    assert_success
+    python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["traces"][0]; d=t["autograph"]["time_us"]-t["eager"]["time_us"]; print(d); sys.exit(0 if 999.5 < d < 1000 and t["autograph"]["host_stall_us"] >= t["eager"]["host_stall_us"] - 0.5 else 1)' "$T/d.json"
+    # every table must have first_launch; first_launch_func is optional
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["engine_ns"]["first_launch"]; json.dump(d, open(sys.argv[2], "w"))' "$COSTS" "$T/bad.json"
+    run --separate-stderr "$CLI" simulate --costs "$T/bad.json" "$T/long.agt"
+    assert_failure 2
+    [[ "$stderr" == *"engine_ns.first_launch is missing"* ]]
+}
+
 @test "traced durations of an idle GPU (host issue time, events) are taken out: as if the kernels were tiny" {
     # the launch loop twice: without GPU durations (the table's tiny_kernel_span stands in) and
     # with the durations the recorder measured on the H100 at aa1eda1 for such kernels (the

@@ -87,6 +87,14 @@ int sim_costs_load(const char *path, sim_costs *c, char *err, size_t errlen)
     SIM_HOST_COSTS(H)
     SIM_GPU_COSTS(G)
     SIM_ENGINE_COSTS(E)
+    /* optional: absent is 0; present, it must be a number like the others */
+#define O(k)                                                                                   \
+    if (!missing && json_get(e, #k) && value_of(e, #k, &c->engine.k)) {                        \
+        missing = #k;                                                                          \
+        section = "engine_ns";                                                                 \
+    }
+    SIM_ENGINE_COSTS_OPT(O)
+#undef O
 #undef H
 #undef G
 #undef E

@@ -33,20 +33,29 @@
     X(copy_offer)       /* an async copy or memset offered to the engine */                    \
     X(replay_base)      /* the engine's side of one piece's replay (compare, bookkeeping) */   \
     X(replay_per_node)                                                                         \
-    X(build_per_node)   /* the engine's side of building one node (beyond the driver's) */
+    X(build_per_node)   /* the engine's side of building one node (beyond the driver's) */   \
+    X(first_launch)     /* a process's first launch: its whole own time, cold (code and data \
+                         * not yet in the caches), instead of its kind's constant above */
+
+/* Optional engine keys: a table without them charges nothing for them (only measured numbers
+ * go into the tables). */
+#define SIM_ENGINE_COSTS_OPT(X)                                                                \
+    X(first_launch_func) /* the first launch of each further kernel function: its whole own \
+                          * time, instead of its kind's constant */
 
 typedef struct sim_costs {
 #define SIM_COST_FIELD(k) double k;
     struct { SIM_HOST_COSTS(SIM_COST_FIELD) } host;
     struct { SIM_GPU_COSTS(SIM_COST_FIELD) } gpu;
-    struct { SIM_ENGINE_COSTS(SIM_COST_FIELD) } engine;
+    struct { SIM_ENGINE_COSTS(SIM_COST_FIELD) SIM_ENGINE_COSTS_OPT(SIM_COST_FIELD) } engine;
 #undef SIM_COST_FIELD
     char path[512];
     char device[128];
 } sim_costs;
 
 /* Loads a cost file: every key of host_ns, gpu_ns and engine_ns must be there (a missing one is
- * an error, not a silent zero). 0, or -1 with a message in err. */
+ * an error, not a silent zero), but for the optional ones (absent: 0). 0, or -1 with a message
+ * in err. */
 int sim_costs_load(const char *path, sim_costs *c, char *err, size_t errlen);
 
 #endif

@@ -71,6 +71,7 @@ typedef struct run_result {
     sim_result_gpu gpu;
     uint64_t c[AG_ST_COUNT];    /* the engine's counters */
     uint64_t engine_calls[4];   /* launches: rested, learning, held, other */
+    uint64_t cold_launches;     /* launches charged a cold first launch's cost */
     uint32_t explain_len;       /* bytes of text that follow */
 } run_result;
 
@@ -147,6 +148,53 @@ typedef struct eng_mark {
     uint64_t held, rested, opaque, captured, replays, replayed, passed, nodes, cpu, drv, ndrv;
 } eng_mark;
 
+/* The cold first launches (engine_ns.first_launch, first_launch_func): has the engine seen a
+ * launch yet, and which functions (only kept where the table has first_launch_func). */
+static int g_engine_run; /* this run has the engine on (the autograph run) */
+static int g_launched;
+typedef struct seen_func {
+    uint64_t f;
+    UT_hash_handle hh;
+} seen_func;
+static seen_func *g_seen_funcs;
+
+static int first_of_func(uint64_t f);
+
+/* Before a launch reaches the engine: a process's first launch (and, where the table has a
+ * number for it, a kernel function's first) costs its whole own time as measured, cold (code
+ * and data not yet in the caches), instead of its kind's constant. Charged before the call:
+ * the engine's own work precedes the driver's launch (the kernel starts that much later).
+ * 1 when charged. */
+static int cold_launch(uint64_t f, run_result *res)
+{
+    if (!g_engine_run || g.measure)
+        return 0;
+    int first_func = g_costs.engine.first_launch_func > 0 && first_of_func(f);
+    double cold = !g_launched ? g_costs.engine.first_launch
+                  : first_func ? g_costs.engine.first_launch_func
+                               : 0;
+    g_launched = 1;
+    if (cold <= 0)
+        return 0;
+    sim_host_add(SIM_C_ENGINE, (uint64_t)(cold + 0.5));
+    res->cold_launches++;
+    return 1;
+}
+
+/* 1 the first time f is launched. */
+static int first_of_func(uint64_t f)
+{
+    seen_func *s;
+    HASH_FIND(hh, g_seen_funcs, &f, sizeof f, s);
+    if (s)
+        return 0;
+    if (!(s = calloc(1, sizeof *s)))
+        abort();
+    s->f = f;
+    HASH_ADD(hh, g_seen_funcs, f, sizeof s->f, s);
+    return 1;
+}
+
 static void eng_begin(eng_mark *m)
 {
     m->held = cnt(AG_ST_HELD);
@@ -173,7 +221,8 @@ static double order_cost(const eng_mark *m)
                                                : g_costs.engine.order_point;
 }
 
-static void eng_end(const eng_mark *m, int launch, uint64_t base, run_result *res)
+/* launch: a kernel launch; cold: one charged a cold first launch's cost (cold_launch). */
+static void eng_end(const eng_mark *m, int launch, int cold, uint64_t base, run_result *res)
 {
     if (!ag_engine_started())
         return;
@@ -195,6 +244,8 @@ static void eng_end(const eng_mark *m, int launch, uint64_t base, run_result *re
              : k == 0 ? c->engine.launch_rested
              : k == 3 ? c->engine.launch_other
                       : c->engine.launch_learning;
+        if (cold)
+            ns = 0; /* its whole own time was charged before it (cold_launch) */
     }
     ns += c->engine.replay_base * (double)(cnt(AG_ST_GRAPH_LAUNCHES) - m->replays) +
           c->engine.replay_per_node * (double)(cnt(AG_ST_REPLAYED) - m->replayed) +
@@ -305,10 +356,11 @@ static void do_launch(const sim_call *c, run_result *res)
     l.params = with_params ? params : NULL;
     sim_push(L->h.stream, ptsz, c);
     g_launches++;
+    int cold = cold_launch((uint64_t)(uintptr_t)l.f, res);
     eng_mark m;
     eng_begin(&m);
     ag_launch_kernel(&l);
-    eng_end(&m, 1, 0, res);
+    eng_end(&m, 1, cold, 0, res);
 }
 
 static void do_copy(const sim_call *c, run_result *res)
@@ -332,7 +384,7 @@ static void do_copy(const sim_call *c, run_result *res)
         ag_order_stream(op.stream, op.ptsz);
     /* a copy the engine did not take (a resting stream, a kind that is no node) returned
      * early and became an ordering point: it costs what one does */
-    eng_end(&m, 0, (uint64_t)((took ? g_costs.engine.copy_offer : order_cost(&m)) + 0.5), res);
+    eng_end(&m, 0, 0, (uint64_t)((took ? g_costs.engine.copy_offer : order_cost(&m)) + 0.5), res);
     if (!took) /* the wrapper's own call of the real function */
         sim_copy_call(entry, K->dst, K->src, K->h.stream, K->ptsz);
 }
@@ -391,7 +443,7 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
         break;
     }
     if (engine)
-        eng_end(&m, 0, (uint64_t)(order_cost(&m) + 0.5), res);
+        eng_end(&m, 0, 0, (uint64_t)(order_cost(&m) + 0.5), res);
     /* the call's own effect on the simulated world */
     if (starts(name, "cuProfilerStart")) {
         /* the program marks the region it times, as profilers are told (the sample programs
@@ -553,6 +605,7 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
             setenv(name, eq + 1, 1);
         }
     }
+    g_engine_run = engine;
     char stats[64] = "";
     if (engine && g.explain) {
         snprintf(stats, sizeof stats, "/tmp/autograph-sim-%ld.json", (long)getpid());
@@ -714,14 +767,16 @@ static void json_run(FILE *f, const run_result *r)
     fprintf(f, "},\n      \"launches\": %llu, \"held\": %llu, \"replayed\": %llu, "
                "\"passed\": %llu, \"flushed_eager\": %llu, \"graphs_built\": %llu, "
                "\"graph_replays\": %llu, \"templates\": %llu, \"updates_per_node\": %llu, "
-               "\"updates_whole\": %llu, \"watchdog_flushes\": %llu, \"anomalies\": %llu}",
+               "\"updates_whole\": %llu, \"watchdog_flushes\": %llu, \"anomalies\": %llu, "
+               "\"cold_launches\": %llu}",
             (unsigned long long)launches_of(r), (unsigned long long)r->c[AG_ST_HELD],
             (unsigned long long)r->c[AG_ST_REPLAYED], (unsigned long long)r->c[AG_ST_PASSED],
             (unsigned long long)r->c[AG_ST_FLUSHED], (unsigned long long)r->c[AG_ST_GRAPH_BUILT],
             (unsigned long long)r->c[AG_ST_GRAPH_LAUNCHES],
             (unsigned long long)r->c[AG_ST_SEQ_TEMPLATES],
             (unsigned long long)r->gpu.updates_node, (unsigned long long)r->gpu.updates_whole,
-            (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies);
+            (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies,
+            (unsigned long long)r->cold_launches);
 }
 
 /* The interposer ceiling (docs/MODEL.md): the eager span over that span less every kernel
@@ -804,10 +859,12 @@ static void explain(const run_result *e, const run_result *a, const char *seqs)
            us(e->gpu.busy_ns), us(a->gpu.busy_ns), us(e->gpu.gap_ns), us(a->gpu.gap_ns),
            us(e->gpu.gap_ns) - us(a->gpu.gap_ns), us(e->gpu_idle_ns), us(a->gpu_idle_ns),
            us(a->gpu_idle_ns) - us(e->gpu_idle_ns));
-    printf("  engine: %llu launches learning, %llu held, %llu rested, %llu other; %llu graphs "
-           "built, %llu replays, %llu hold time-outs (watchdog)\n",
+    printf("  engine: %llu launches learning, %llu held, %llu rested, %llu other (%llu of them "
+           "cold first launches); %llu graphs built, %llu replays, %llu hold time-outs "
+           "(watchdog)\n",
            (unsigned long long)a->engine_calls[1], (unsigned long long)a->engine_calls[2],
            (unsigned long long)a->engine_calls[0], (unsigned long long)a->engine_calls[3],
+           (unsigned long long)a->cold_launches,
            (unsigned long long)a->c[AG_ST_GRAPH_BUILT],
            (unsigned long long)a->c[AG_ST_GRAPH_LAUNCHES],
            (unsigned long long)a->gpu.watchdog_flushes);
