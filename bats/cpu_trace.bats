@@ -166,6 +166,43 @@ args() {
     assert_equal "$(fc events_recorded)" "$((plain_events + 72))"
 }
 
+@test "trace: AUTOGRAPH_TRACE_GPU=N times one launch in N of each kernel and dimensions; copies and graph launches each" {
+    run timeout 60 "$H/traceops" 8
+    local plain_events
+    plain_events=$(fc events_recorded)
+    rec env AUTOGRAPH_TRACE_GPU=4 "$H/traceops" 8
+    assert_success
+    dump "$T"
+    grep -q '^TRACE .* gpu sampled ' "$BATS_TEST_TMPDIR/dump.txt" || fail "the header lacks the sampled flag"
+    grep -q '^END .* 0 dropped$' "$BATS_TEST_TMPDIR/dump.txt" || fail "GPU times were dropped"
+    # 8 iterations: A, B and D (functions 2, 3, 4: C, captured first, is 1) launched 8 times
+    # each (one dimension each), timed at their 1st and 5th launch; the 16 copies and 8 graph
+    # launches each
+    run awk '{ for (i = 1; i <= NF; i++) if ($i == "seq" && $1 != "GPU") {
+                 k = $(i + 2); if (k == "OP") k = $(i + 5); if (k == "LAUNCH") k = k ":" $(i + 6);
+                 kind[$(i + 1)] = k } }
+             $1 == "GPU" { n[kind[$3]]++ }
+             END { for (k in n) print k, n[k] }' "$BATS_TEST_TMPDIR/dump.txt"
+    echo "$output"
+    assert_equal "$(LC_ALL=C sort <<<"$output" | tr '\n' ' ')" "COPY 16 LAUNCH:2 2 LAUNCH:3 2 LAUNCH:4 2 cuGraphLaunch 8 "
+    # the first launch of each function is timed (but C's: captured, never timed)
+    run awk '$1 != "GPU" { for (i = 1; i <= NF; i++) if ($i == "seq" && $(i + 2) == "LAUNCH" &&
+                 $(i + 6) != 1 && !($(i + 6) in first)) first[$(i + 6)] = $(i + 1) }
+             $1 == "GPU" { timed[$3] = 1 }
+             END { for (f in first) if (!(first[f] in timed)) print "func " f " first launch untimed" }' \
+        "$BATS_TEST_TMPDIR/dump.txt"
+    [ -z "$output" ] || fail "$output"
+    # two events of ours around each timed call: 30, not the 48 of AUTOGRAPH_TRACE_GPU=1
+    run timeout 60 env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" AUTOGRAPH_TRACE_GPU=4 "$H/traceops" 8
+    assert_equal "$(fc events_recorded)" "$((plain_events + 60))"
+    # the boolean words of old still mean 1: every launch
+    rec env AUTOGRAPH_TRACE_GPU=yes "$H/traceops" 8
+    assert_success
+    dump "$T"
+    grep -q '^TRACE .* gpu cmd' "$BATS_TEST_TMPDIR/dump.txt" || fail "=yes is not 1"
+    assert_equal "$(records GPU)" 48
+}
+
 @test "trace: GPU times of queued calls exclude the launch's host time; calls on an idle stream are flagged idle" {
     # tracequeue: 4 kernels queued behind a host function that holds the stream until all 4
     # are issued, then 4 kernels each followed by a sync. Every launch spends 50 ms on the host

@@ -16,10 +16,15 @@
 #define AG_TR_VERSION 1u
 
 /* ag_tr_file.flags */
-#define AG_TRF_GPU 1u  /* AUTOGRAPH_TRACE_GPU=1: AG_TR_GPU records give GPU durations */
+#define AG_TRF_GPU 1u  /* AUTOGRAPH_TRACE_GPU=N: AG_TR_GPU records give GPU durations */
 #define AG_TRF_GPU_EXACT 2u /* the GPU durations are the work's own time, with no timing events
                              * or host issue time in them: written by a generator with a model
                              * of its own (tests/progs/mktrace.c), never by the recorder */
+#define AG_TRF_GPU_SAMPLED 4u /* AUTOGRAPH_TRACE_GPU=N, N > 1: only one LAUNCH in N of each
+                               * function and launch dimensions (grid, block, shared memory) has
+                               * a GPU record, the first of each included; copies and graph
+                               * launches have one each, as with N = 1. (A flag, not a format
+                               * change: version 1 readers ignore it) */
 
 typedef struct ag_tr_file {
     char magic[8];     /* AG_TR_MAGIC */

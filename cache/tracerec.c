@@ -45,7 +45,9 @@ int ag_tr_on;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_fd = -1;
 static pid_t g_pid;
-static int g_gpu;                /* AUTOGRAPH_TRACE_GPU, and the driver has what it needs */
+static uint32_t g_gpu;           /* AUTOGRAPH_TRACE_GPU (1: every launch timed, N: one in N of
+                                  * each function and dimensions), when the driver has what it
+                                  * needs; 0: off */
 static uint64_t g_t0;            /* the file's t0 (atomic: read unlocked) */
 static uint64_t g_over;          /* the recorder's own time so far (atomic) */
 static char g_path[4096];
@@ -276,13 +278,59 @@ static int gpu_end(ag_tr_tok *t, CUstream s)
 
 /* ---- functions and streams, described once ------------------------------------------------ */
 
+/* A function's launches per launch dimensions, for AUTOGRAPH_TRACE_GPU=N (N > 1). */
+typedef struct tr_dkey {
+    uint32_t grid[3], block[3], smem;
+} tr_dkey;
+typedef struct tr_dims {
+    tr_dkey key;
+    uint64_t n;                  /* launches so far */
+    UT_hash_handle hh;
+} tr_dims;
+
 typedef struct tr_func {
     void *h;
     uint32_t id;
     const ag_layout *lay;
+    tr_dims *dims;
     UT_hash_handle hh;
 } tr_func;
 static tr_func *g_funcs;
+
+/* Whether this launch of f is timed: with AUTOGRAPH_TRACE_GPU=N > 1, the first launch of each
+ * function and dimensions and every N-th after it (a count per key, so that every kernel of a
+ * loop is timed, not the same few positions of it). */
+static int sample_locked(tr_func *f, const ag_launch *l)
+{
+    if (g_gpu <= 1)
+        return g_gpu == 1;
+    if (!f)
+        return 0;
+    tr_dkey k;
+    memset(&k, 0, sizeof k);
+    memcpy(k.grid, l->grid, sizeof k.grid);
+    memcpy(k.block, l->block, sizeof k.block);
+    k.smem = l->smem;
+    tr_dims *d;
+    HASH_FIND(hh, f->dims, &k, sizeof k, d);
+    if (!d) {
+        if (!(d = calloc(1, sizeof *d)))
+            return 0;
+        d->key = k;
+        HASH_ADD(hh, f->dims, key, sizeof d->key, d);
+    }
+    return d->n++ % g_gpu == 0;
+}
+
+static void free_func(tr_func *f)
+{
+    tr_dims *d, *dt;
+    HASH_ITER(hh, f->dims, d, dt) {
+        HASH_DEL(f->dims, d);
+        free(d);
+    }
+    free(f);
+}
 
 typedef struct tr_skey {
     uint64_t stream;
@@ -416,7 +464,7 @@ static void forget_all_locked(void)
     tr_func *f, *ft;
     HASH_ITER(hh, g_funcs, f, ft) {
         HASH_DEL(g_funcs, f);
-        free(f);
+        free_func(f);
     }
     tr_stream *s, *st;
     HASH_ITER(hh, g_streams, s, st) {
@@ -571,6 +619,7 @@ CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *
     memset(&rec, 0, sizeof rec);
     pthread_mutex_lock(&g_mu);
     tr_func *f = g_fd >= 0 ? func_locked((void *)l->f) : NULL;
+    int timed = sample_locked(f, l);
     pthread_mutex_unlock(&g_mu);
     rec.func = f ? f->id : 0;
     rec.param_hash = param_hash(f ? f->lay : NULL, l, &rec.param_bytes);
@@ -595,7 +644,7 @@ CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *
     }
     rec.smem = l->smem;
     ag_tr_tok t;
-    begin(&t, a, l->stream, ag_entry_ptsz(l->entry), 1, 1);
+    begin(&t, a, l->stream, ag_entry_ptsz(l->entry), 1, timed);
     t_in = 1;
     CUresult r = call(l);
     uint64_t c = ag_now_ns();
@@ -657,13 +706,14 @@ int ag_tr_prepare(void)
     g_file.version = AG_TR_VERSION;
     g_file.hdr_size = sizeof g_file;
     g_file.pid = (uint32_t)getpid();
-    g_gpu = ag_opt(AG_OPT_TRACE_GPU) && ag_drv.cuEventCreate && ag_drv.cuEventRecord &&
-            ag_drv.cuEventQuery && ag_drv.cuEventElapsedTime_v2 && ag_drv.cuEventDestroy_v2 &&
-            ag_drv.cuCtxGetCurrent;
+    int events = ag_drv.cuEventCreate && ag_drv.cuEventRecord && ag_drv.cuEventQuery &&
+                 ag_drv.cuEventElapsedTime_v2 && ag_drv.cuEventDestroy_v2 &&
+                 ag_drv.cuCtxGetCurrent;
+    g_gpu = events ? (uint32_t)ag_opt(AG_OPT_TRACE_GPU) : 0;
     if (ag_opt(AG_OPT_TRACE_GPU) && !g_gpu)
         ag_log(AG_LOG_WARN, "AUTOGRAPH_TRACE_GPU: the driver lacks the event functions; no GPU "
                "times are recorded");
-    g_file.flags = g_gpu ? AG_TRF_GPU : 0;
+    g_file.flags = (g_gpu ? AG_TRF_GPU : 0) | (g_gpu > 1 ? AG_TRF_GPU_SAMPLED : 0);
     if (gethostname(g_file.host, sizeof g_file.host - 1))
         g_file.host[0] = 0;
     int cf = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -679,7 +729,7 @@ int ag_tr_prepare(void)
     __atomic_store_n(&g_t0, ag_now_ns(), __ATOMIC_RELAXED);
     atexit(ag_tr_finish); /* where no launch registered the engine's exit handler (life.c) */
     ag_log(AG_LOG_INFO, "recording a trace into %s%s: nothing is graphed", g_path,
-           g_gpu ? ", with GPU times" : "");
+           g_gpu > 1 ? ", with GPU times of a sample of the launches" : g_gpu ? ", with GPU times" : "");
     __atomic_store_n(&ag_tr_on, 1, __ATOMIC_RELEASE);
     return 1;
 }

@@ -244,7 +244,8 @@ static void sum_print(summary *s, const ag_tr_file *f)
     printf("recorded time %.3f ms, of which %.3f ms in driver calls", s->end_ns / 1e6,
            s->drv_ns / 1e6);
     if (f->flags & AG_TRF_GPU)
-        printf("; GPU time %.3f ms in %" PRIu64 " timed calls", s->gpu_ns / 1e6, s->ngpu);
+        printf("; GPU time %.3f ms in %" PRIu64 " timed calls%s", s->gpu_ns / 1e6, s->ngpu,
+               f->flags & AG_TRF_GPU_SAMPLED ? " (a sample of the launches)" : "");
     printf("\n");
     if (s->have_end)
         printf("calls %" PRIu64 ", dropped %" PRIu64 "\n", s->calls, s->dropped);
@@ -276,7 +277,9 @@ int ag_trace_main(int argc, char **argv)
     const ag_tr_file *f = ag_trr_header(r);
     if (dump)
         printf("TRACE  version %u pid %u host %s t0 %" PRIu64 "%s cmd %s\n", f->version, f->pid,
-               f->host, f->t0_ns, f->flags & AG_TRF_GPU ? " gpu" : "", f->cmd);
+               f->host, f->t0_ns,
+               f->flags & AG_TRF_GPU_SAMPLED ? " gpu sampled" : f->flags & AG_TRF_GPU ? " gpu" : "",
+               f->cmd);
     if (dump && (f->flags & AG_TRF_GPU_EXACT))
         printf("       (GPU durations exact: a generator's, no timing events in them)\n");
     names nm = { NULL, 0 };

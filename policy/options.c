@@ -89,9 +89,11 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_TRACE] = { "TRACE", AG_T_STR, "", 0, 0, NULL, valid_trace,
                        "record every call into this file (%p: pid, %h: host; docs/TRACE.md); "
                        "the program then runs eagerly, nothing graphed" },
-    [AG_OPT_TRACE_GPU] = { "TRACE_GPU", AG_T_BOOL, "0", 0, 1, NULL, NULL,
+    [AG_OPT_TRACE_GPU] = { "TRACE_GPU", AG_T_INT, "0", 0, 1000000, NULL, NULL,
                            "1: the trace also holds each launch's, copy's and graph launch's "
-                           "GPU time (CUDA events around it)" },
+                           "GPU time (CUDA events around it); N > 1: only one launch in N of "
+                           "each kernel and launch dimensions is timed (copies and graph "
+                           "launches: each)" },
     [AG_OPT_WORKER] = { "WORKER", AG_T_BOOL, "1", 0, 1, NULL, NULL,
                         "1: graphs are built on a thread of the library while their sequence "
                         "runs eagerly; 0: on the launching thread, at the first replay" },
@@ -159,6 +161,9 @@ int ag_opt_parse(ag_opt_id id, const char *s, long long *num, const char **str)
         break;
     case AG_T_INT:
     case AG_T_SIZE:
+        /* TRACE_GPU was a boolean: its words still mean 0 and 1 */
+        if (id == AG_OPT_TRACE_GPU && !parse_bool(s, &v))
+            break;
         if (parse_int(s, d->type == AG_T_SIZE, &v) || v < d->min || v > d->max)
             return -1;
         break;
