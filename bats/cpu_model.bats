@@ -168,6 +168,29 @@ EOF2
     python3 -c "import sys; sys.exit(0 if abs($b / $a - 1) < 0.05 else 1)"
 }
 
+@test "a sampled trace (AUTOGRAPH_TRACE_GPU=N): untimed launches take their function's timed own time" {
+    # the same traces with one launch in 8 of each function timed (mktrace ... 8, as the
+    # recorder writes them) predict what the whole ones do: exactly where a function's
+    # launches all take the same time (gpu, long), within 1% where they vary (irregular)
+    local p
+    for p in gpu long irregular; do
+        trace $p
+        "$MKTRACE" $p "$T/${p}8.agt" 8
+        simulate_json "$T/$p.json" "$T/$p.agt"
+        simulate_json "$T/${p}8.json" "$T/${p}8.agt"
+        python3 - "$T/$p.json" "$T/${p}8.json" $p <<'EOF2'
+import json, sys
+a, b = (json.load(open(f))["traces"][0] for f in sys.argv[1:3])
+assert b["gpu_records"] * 6 < a["gpu_records"], (a["gpu_records"], b["gpu_records"])
+tol = 0.01 if sys.argv[3] == "irregular" else 1e-6
+for run in ("eager", "autograph"):
+    x, y = a[run]["gpu_busy_us"], b[run]["gpu_busy_us"]
+    assert abs(x - y) <= tol * x, (sys.argv[3], run, x, y)
+assert abs(a["ratio"] - b["ratio"]) <= tol * a["ratio"], (a["ratio"], b["ratio"])
+EOF2
+    done
+}
+
 @test "a GPU-bound async loop (2 x 40 us kernels, events) predicts no gain beyond noise" {
     trace gpu
     simulate_json "$T/g.json" "$T/gpu.agt"

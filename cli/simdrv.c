@@ -48,6 +48,7 @@ static struct {
     double gm_gap, gc_gap; /* graph memset / memcpy node gaps */
     double lat_ret;     /* launch_latency - launch: from a call's return to its work */
     int exact;          /* the trace's durations are own times already (AG_TRF_GPU_EXACT) */
+    int sampled;        /* only a sample of the launches is timed (AG_TRF_GPU_SAMPLED) */
 } M;
 static const sim_call *g_calls;  /* the trace's calls, for the index of a call */
 static uint32_t *g_exec;         /* sim_trace.exec */
@@ -353,6 +354,67 @@ static const sim_call *pop(sstream *s)
     return c;
 }
 
+/* A sampled trace (AG_TRF_GPU_SAMPLED): a launch without a GPU record takes the own time of
+ * its function's timed launches with the same dimensions (grid, block, shared memory): the
+ * median of the latest EST_RING derived before it (the recorder times the first launch of each
+ * function and dimensions, so there is one). */
+#define EST_RING 9
+typedef struct est_key {
+    uint32_t func, grid[3], block[3], smem;
+} est_key;
+typedef struct est {
+    est_key k;
+    uint32_t v[EST_RING];
+    uint32_t n;          /* samples so far (the ring holds the latest EST_RING) */
+    UT_hash_handle hh;
+} est;
+static est *g_est;
+
+static est *est_of(const sim_call *c, int add)
+{
+    const ag_tr_launch *L = (const ag_tr_launch *)c->h;
+    est_key k;
+    memset(&k, 0, sizeof k);
+    k.func = L->func;
+    memcpy(k.grid, L->grid, sizeof k.grid);
+    memcpy(k.block, L->block, sizeof k.block);
+    k.smem = L->smem;
+    est *e;
+    HASH_FIND(hh, g_est, &k, sizeof k, e);
+    if (!e && add) {
+        if (!(e = calloc(1, sizeof *e)))
+            abort();
+        e->k = k;
+        HASH_ADD(hh, g_est, k, sizeof e->k, e);
+    }
+    return e;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* 1 and *v: the estimate for an untimed launch, where its key has samples. */
+static int est_get(const sim_call *c, uint64_t *v)
+{
+    est *e = est_of(c, 0);
+    if (!e || !e->n)
+        return 0;
+    uint32_t m = e->n < EST_RING ? e->n : EST_RING, s[EST_RING];
+    memcpy(s, e->v, m * sizeof *s);
+    qsort(s, m, sizeof *s, cmp_u32);
+    *v = m % 2 ? s[m / 2] : ((uint64_t)s[m / 2 - 1] + s[m / 2] + 1) / 2;
+    return 1;
+}
+
+static void est_add(const sim_call *c, uint64_t v)
+{
+    est *e = est_of(c, 1);
+    e->v[e->n++ % EST_RING] = (uint32_t)v;
+}
+
 /* The own GPU time of a traced call's work (kind: N_KERNEL, N_MEMSET, N_MEMCPY; dtoh for a
  * device-to-host copy), issued at `issue` on s whose earlier work ends at `ready`, its host
  * call taking host_ns (pageable: a copy that returns only when done). The first run that puts
@@ -366,11 +428,19 @@ static uint64_t own_time(const sim_call *c, int kind, int dtoh, uint64_t issue, 
                  : kind == N_MEMSET ? M.memset_exec
                  : dtoh             ? M.dtoh_exec
                                     : M.htod_exec;
-    if (!c || !c->has_gpu)
+    if (!c)
         return NS(def);
     size_t i = g_calls && g_exec ? (size_t)(c - g_calls) : (size_t)-1;
     if (i != (size_t)-1 && g_exec[i] != UINT32_MAX)
         return g_exec[i];
+    if (!c->has_gpu) {
+        uint64_t v;
+        if (!M.sampled || c->h->type != AG_TR_LAUNCH || !est_get(c, &v))
+            return NS(def);
+        if (i != (size_t)-1) /* kept for the autograph run, like a derived one */
+            g_exec[i] = (uint32_t)v;
+        return v;
+    }
     double e;
     if (M.exact) {
         e = c->gpu_ns;
@@ -398,6 +468,8 @@ static uint64_t own_time(const sim_call *c, int kind, int dtoh, uint64_t issue, 
         v = UINT32_MAX - 1;
     if (i != (size_t)-1)
         g_exec[i] = (uint32_t)v;
+    if (M.sampled && c->h->type == AG_TR_LAUNCH)
+        est_add(c, v);
     return v;
 }
 
@@ -492,12 +564,13 @@ static int mem_of(uint64_t p)
     return m ? m->kind : AG_MEM_PAGEABLE;
 }
 
-void simdrv_init(const sim_costs *c, int exact)
+void simdrv_init(const sim_costs *c, uint32_t trace_flags)
 {
     C = c;
     const double span = c->gpu.tiny_kernel_span;
     memset(&M, 0, sizeof M);
-    M.exact = exact;
+    M.exact = (trace_flags & AG_TRF_GPU_EXACT) != 0;
+    M.sampled = (trace_flags & AG_TRF_GPU_SAMPLED) != 0;
     M.ev_busy = -c->gpu.eager_kernel_gap;
     M.ev_idle = c->gpu.tiny_kernel_idle - span;
     M.k_gap = c->gpu.tiny_kernel + c->gpu.eager_kernel_gap - span;

@@ -61,8 +61,9 @@ extern uint64_t sim_host[SIM_C_COUNT];  /* host time per category, ns */
 extern sim_result_gpu sim_gpu;
 extern int sim_off_critical;            /* 1: costs do not count for the app (watchdog) */
 
-/* exact: the trace's GPU durations are the work's own times (AG_TRF_GPU_EXACT) */
-void simdrv_init(const sim_costs *c, int exact);
+/* trace_flags: the trace's ag_tr_file.flags (AG_TRF_GPU_EXACT: its GPU durations are the
+ * work's own times; AG_TRF_GPU_SAMPLED: only a sample of the launches has one) */
+void simdrv_init(const sim_costs *c, uint32_t trace_flags);
 /* The trace's calls and its exec array (sim_trace.exec): each call's own GPU time, derived by
  * the first run that puts its work on the GPU and kept there (docs/MODEL.md). */
 void sim_exec_attach(const sim_call *calls, uint32_t *exec);

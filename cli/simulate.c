@@ -612,7 +612,7 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
         setenv("AUTOGRAPH_STATS", stats, 1);
     }
     ag_options_set_announce(0);
-    simdrv_init(&g_costs, (t->file->flags & AG_TRF_GPU_EXACT) != 0);
+    simdrv_init(&g_costs, t->file->flags);
     sim_exec_attach(t->calls, t->exec);
     simdrv_install();
     sim_measure = g.measure;

@@ -1,7 +1,11 @@
 /* mktrace: writes synthetic AUTOGRAPH_TRACE files (cache/tracefmt.h) of known patterns, for the
  * simulator's tests and gate until traces recorded on a GPU exist.
  *
- *   mktrace PATTERN FILE      (FILE uncompressed; gzip -n it for tests/traces/)
+ *   mktrace PATTERN FILE [N]  (FILE uncompressed; gzip -n it for tests/traces/)
+ *
+ * N > 1: the launches' GPU records as AUTOGRAPH_TRACE_GPU=N writes them: only the first launch
+ * of each function (their dimensions are all alike here) and every N-th after it have one, and
+ * the header says so (AG_TRF_GPU_SAMPLED); the trace is otherwise the same.
  *
  * Patterns (each an eager run of a made-up program, timed by a small model of its own: host
  * calls take the durations below with a deterministic jitter of a few percent, the GPU runs a
@@ -134,6 +138,8 @@ static void gpu_rec(uint32_t of, uint32_t ns)
 }
 
 static int recorded; /* GPU durations as the recorder measures them on an idle GPU */
+static uint32_t sample_n = 1;     /* one launch in N of each function timed */
+static uint64_t func_launches[64];
 
 static void launch(uint32_t fid, uint32_t nparams, uint64_t hash, uint32_t gpu_ns)
 {
@@ -152,7 +158,8 @@ static void launch(uint32_t fid, uint32_t nparams, uint64_t hash, uint32_t gpu_n
     uint64_t start = ready + GAP_NS > T + LATENCY_NS ? ready + GAP_NS : T + LATENCY_NS;
     ready = start + gpu_ns;
     emit(&L, sizeof L);
-    gpu_rec(L.h.seq, gpu_ns);
+    if (func_launches[fid % 64]++ % sample_n == 0)
+        gpu_rec(L.h.seq, gpu_ns);
     T += dur;
 }
 
@@ -204,10 +211,12 @@ static uint64_t h64(uint64_t x)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long|region|recorded FILE\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long|region|recorded FILE [N]\n");
         return 2;
     }
+    if (argc == 4 && (sample_n = (uint32_t)strtoul(argv[3], NULL, 10)) < 1)
+        sample_n = 1;
     const char *pat = argv[1];
     /* launch, region: no GPU durations (tiny_kernel used) */
     with_gpu = strcmp(pat, "launch") != 0 && strcmp(pat, "region") != 0;
@@ -224,7 +233,9 @@ int main(int argc, char **argv)
     f.pid = 4242;
     recorded = !strcmp(pat, "recorded");
     /* durations: this model's own, but for `recorded` */
-    f.flags = with_gpu ? AG_TRF_GPU | (recorded ? 0 : AG_TRF_GPU_EXACT) : 0;
+    f.flags = with_gpu ? AG_TRF_GPU | (recorded ? 0 : AG_TRF_GPU_EXACT) |
+                             (sample_n > 1 ? AG_TRF_GPU_SAMPLED : 0)
+                       : 0;
     snprintf(f.host, sizeof f.host, "synthetic");
     snprintf(f.cmd, sizeof f.cmd, "mktrace %s", pat);
     fwrite(&f, 1, sizeof f, out);
