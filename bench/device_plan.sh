@@ -12,12 +12,15 @@
 #           of a GPU run (pdl_decode, Hugging Face GPT-2)
 #   p       the P rows against the hand-written graphs (bench/run.py: P1 P2 P3 P4 P5 P8)
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
+#   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
+#           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
+#           with the worker on and off
 #
 # The replay model's runs (cost table, traces, A/B validation) are bench/device_trace.sh's parts.
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-part=${1:?usage: device_plan.sh tests|ab|fw|p|multi}
+part=${1:?usage: device_plan.sh tests|ab|fw|p|multi|worker}
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -44,7 +47,32 @@ ab() {
     { echo "== $name $*"; tail -4 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
+# abw NAME CMD...: as ab, with this build's worker off as a further variant.
+abw() {
+    local name=$1
+    shift
+    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --cpus 4-7 --out "$logs/ab_$name.json" \
+        eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 "${OLD[@]}" -- "$@" >"$logs/ab_$name.txt" 2>&1
+    { echo "== $name $*"; tail -5 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
+}
+
 case $part in
+worker)
+    abw C1 $K/first_launch
+    abw C2 $K/pipeline50
+    abw G2 $K/cublas_once
+    abw P1 $K/tiny --n=64 --iters=300 --warmup=50
+    abw P3 $K/tiny --n=64 --sync-every=100 --iters=300 --warmup=100
+    abw S2 $K/solver --pinned=1 --iters=1000 --warmup=10
+    abw D1 $K/pdl_decode --iters=100
+    for app in first_launch pipeline50 cublas_once "tiny --n=64 --iters=300 --warmup=50"; do
+        for w in 1 0 1 0; do
+            echo "[$app, AUTOGRAPH_WORKER=$w]"
+            AUTOGRAPH_WORKER=$w LD_PRELOAD=build/selftime/libautograph.so $K/$app 2>&1 |
+                grep -E "time_us|selftime: launch" | sed "s/ of libautograph's own time per call (measuring overhead subtracted)//"
+        done
+    done >>"$top/summary.txt" 2>&1
+    ;;
 tests)
     for f in bats/gpu_*.bats; do
         (timeout 400 bats --tap --print-output-on-failure "$f" >"$logs/$(basename "$f" .bats).tap" 2>&1 ||
