@@ -84,6 +84,7 @@ static inline CUresult launch_kernel(const ag_launch *l)
     ag_stat_inc((enum ag_stat)l->entry);
     if (AG_UNLIKELY(!ag_engine_on())) /* (recording a trace keeps the engine disabled) */
         return AG_UNLIKELY(ag_tr_active()) ? ag_tr_rec_launch(l, passthrough) : passthrough(l);
+    AG_SELF_MARK(AG_SM_ENGINE);
     int ptsz = ag_entry_ptsz(l->entry);
     if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
         return launch_in_capture(l, ptsz);
@@ -98,6 +99,7 @@ static inline CUresult launch_kernel(const ag_launch *l)
         if (!(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_MAKE)))
             return passthrough(l);
     }
+    AG_SELF_MARK(AG_SM_LOOKUP);
     ag_cross_flush(st);
     if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
         return pass_rested(l);
@@ -176,6 +178,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
     AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     if (ag_stream_prepare(st))
         return passthrough(l);
+    AG_SELF_MARK(AG_SM_PREPARE);
     st->last_thread = ag_thread_id(); /* whose frees end its segments (flush.c) */
     ag_shape sh;
     CUlaunchAttribute at[AG_MAX_ATTRS];
@@ -194,6 +197,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
                        : !lay->graphable                      ? AG_ST_UNG_DENIED
                        : lay->size > AG_MAX_PARAM_BYTES       ? AG_ST_UNG_PSIZE
                                                               : AG_ST_COUNT;
+    AG_SELF_MARK(AG_SM_LAYOUT);
     if (why == AG_ST_COUNT && ag_shape_make(l, lay, st->ctx, &sh, at))
         why = AG_ST_UNG_ATTR;
     if (why != AG_ST_COUNT) {
@@ -203,6 +207,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
         return passthrough(l);
     }
     uint64_t h = ag_shape_hash(&sh), now = 0;
+    AG_SELF_MARK(AG_SM_SHAPE);
 
     if (st->cand && !lay) { /* seen for the first time: no template holds it */
         ag_flush_locked(st, AG_ST_FL_DIVERGE);
@@ -262,11 +267,14 @@ idle:;
                      : NULL;
     if (U)
         ag_mark_begin(st, U, 0);
+    AG_SELF_MARK(AG_SM_FIND);
     CUresult r = pass_sampled(l);
+    AG_SELF_MARK(AG_SM_PASS);
     if (r == CUDA_SUCCESS) {
         if (lay)
             layout_mark_ran(lay);
         ag_learn_launch(st, h, &sh, now);
+        AG_SELF_MARK(AG_SM_LEARN);
     } else {
         ag_order_locked(st, AG_ST_FL_DIVERGE);
     }

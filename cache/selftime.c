@@ -2,6 +2,7 @@
 #include "cache/selftime.h"
 
 #ifdef AG_SELFTIME
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -9,6 +10,11 @@
 
 __thread uint64_t ag_self_drv __attribute__((tls_model("initial-exec")));
 __thread uint8_t ag_self_state __attribute__((tls_model("initial-exec")));
+__thread uint64_t ag_self_marks[AG_SM_COUNT] __attribute__((tls_model("initial-exec")));
+
+/* The slowest launch of each state, with its marks (relative to its start), any thread's. */
+static pthread_mutex_t g_slow_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_slow[AG_SELF_KINDS], g_slow_marks[AG_SELF_KINDS][AG_SM_COUNT];
 static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS], g_first[AG_SELF_KINDS],
     g_max[AG_SELF_KINDS];
 static atomic_long g_first_faults[AG_SELF_KINDS];
@@ -48,8 +54,21 @@ void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0)
 void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, long faults0)
 {
     ag_selftime_add(k, ticks, faults0);
-    if (k == AG_SELF_LAUNCH)
-        ag_selftime_add((enum ag_selftime_kind)ag_self_state, ticks, 0);
+    if (k != AG_SELF_LAUNCH)
+        return;
+    int st = ag_self_state;
+    ag_selftime_add((enum ag_selftime_kind)st, ticks, 0);
+    if (ticks <= __atomic_load_n(&g_slow[st], __ATOMIC_RELAXED))
+        return;
+    /* each mark as the time from it to the call's end (the driver's time included) */
+    uint64_t end = ag_ticks();
+    pthread_mutex_lock(&g_slow_mu);
+    if (ticks > g_slow[st]) {
+        g_slow[st] = ticks;
+        for (int m = 0; m < AG_SM_COUNT; m++)
+            g_slow_marks[st][m] = ag_self_marks[m] ? end - ag_self_marks[m] : 0;
+    }
+    pthread_mutex_unlock(&g_slow_mu);
 }
 
 static double g_overhead; /* ticks one empty measurement reports */
@@ -95,6 +114,20 @@ __attribute__((destructor)) static void report(void)
                 names[k], n, n ? ((double)t / (double)n - g_overhead) / per_ns : 0.0,
                 (double)atomic_load(&g_first[k]) / per_ns / 1e3, atomic_load(&g_first_faults[k]),
                 (double)atomic_load(&g_max[k]) / per_ns / 1e3);
+    }
+    static const char *const marks[AG_SM_COUNT] = { "begun", "engine on", "stream found", "prepared",
+                                                    "layout", "shape", "template looked up",
+                                                    "passed", "learned" };
+    for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
+        if (!g_slow[k])
+            continue;
+        fprintf(stderr, "autograph-selftime: slowest %s: %.1f us own; marks (us before the "
+                        "call returned, the driver's time included):", names[k],
+                (double)g_slow[k] / per_ns / 1e3);
+        for (int m = 0; m < AG_SM_COUNT; m++)
+            if (g_slow_marks[k][m])
+                fprintf(stderr, " %s %.1f", marks[m], (double)g_slow_marks[k][m] / per_ns / 1e3);
+        fprintf(stderr, "\n");
     }
     fprintf(stderr, "autograph-selftime: measuring overhead %.1f ns per call (subtracted)\n",
             g_overhead / per_ns);

@@ -24,6 +24,8 @@ enum ag_selftime_kind {
 };
 
 #ifdef AG_SELFTIME
+#include <string.h>
+
 #include "cache/compiler.h"
 extern __thread uint64_t ag_self_drv; /* ticks (ag_ticks) spent in passed-through driver calls */
 void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0);
@@ -35,16 +37,24 @@ extern __thread uint8_t ag_self_state;   /* enum ag_selftime_kind of the launch 
 #define AG_SELF_BEGIN(k)                                                                       \
     const long ag_self_f0 = ag_selftime_faults(k);                                             \
     ag_self_state = AG_SELF_L_OTHER;                                                           \
-    const uint64_t ag_self_t0 = ag_ticks(), ag_self_d0 = ag_self_drv
+    memset(ag_self_marks, 0, sizeof ag_self_marks);                                            \
+    const uint64_t ag_self_t0 = ag_self_marks[AG_SM_BEGIN] = ag_ticks(), ag_self_d0 = ag_self_drv
 #define AG_SELF_END(k)                                                                         \
     ag_selftime_end(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0), ag_self_f0)
 #define AG_SELF_STATE(s) (ag_self_state = (s))
+/* Phase marks inside one launch: the slowest launch of each state is kept with the time from
+ * each mark set to the next (printed at exit), to find what makes a launch slow. */
+enum ag_self_mark { AG_SM_BEGIN, AG_SM_ENGINE, AG_SM_LOOKUP, AG_SM_PREPARE, AG_SM_LAYOUT, AG_SM_SHAPE,
+                    AG_SM_FIND, AG_SM_PASS, AG_SM_LEARN, AG_SM_COUNT };
+extern __thread uint64_t ag_self_marks[AG_SM_COUNT];
+#define AG_SELF_MARK(m) (ag_self_marks[m] = ag_ticks())
 #define AG_DRV_BEGIN() const uint64_t ag_drv_t0 = ag_ticks()
 #define AG_DRV_END() (ag_self_drv += ag_ticks() - ag_drv_t0)
 #else
 #define AG_SELF_BEGIN(k) (void)0
 #define AG_SELF_END(k) (void)0
 #define AG_SELF_STATE(s) (void)0
+#define AG_SELF_MARK(m) (void)0
 #define AG_DRV_BEGIN() (void)0
 #define AG_DRV_END() (void)0
 #endif

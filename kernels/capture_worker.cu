@@ -22,7 +22,11 @@ const dim3 kGrid(16), kBlock(256);
 int pattern_len(int p) { return 2 + p % 5; }
 int pattern_kind(int p, int k) { return (p * 3 + k * 5) % 8; }
 
-void launcher(int patterns, cudaStream_t st, uint32_t *x) {
+void launcher(int patterns, cudaStream_t st, uint32_t *x, bool relaxed) {
+  // its stream syncs would be "potentially unsafe" calls while the other thread captures in
+  // GLOBAL mode: the thread says it makes them knowingly (as an application must)
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (relaxed) CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode));
   for (int p = 0; p < patterns; p++)
     for (int rep = 0; rep < 6; rep++) {
       for (int k = 0; k < pattern_len(p); k++)
@@ -58,6 +62,7 @@ int main(int argc, char **argv) {
          "being graphed");
   const long long patterns = a.num("patterns", 200, 1, 100000, "sequences the launching thread makes graphs of");
   const long long captures = a.num("captures", 400, 1, 1000000, "graphs the other thread captures");
+  const long long relaxed = a.num("relaxed", 1, 0, 1, "the launching thread's capture mode is RELAXED");
   const uint64_t seed = seed_flag(a);
   a.done();
 
@@ -68,7 +73,7 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaDeviceSynchronize());
 
   const double t0 = now_us();
-  std::thread tl(launcher, (int)patterns, sl, xl);
+  std::thread tl(launcher, (int)patterns, sl, xl, relaxed != 0);
   std::thread tc(capturer, (int)captures, sc, xc);
   tl.join();
   tc.join();
