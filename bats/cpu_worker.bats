@@ -22,8 +22,11 @@ agw() { ag AUTOGRAPH_WORKER=1 "$@"; }
     built="$(stat graphs.built)"
     workers="$(stat worker.builds)"
     [ "$built" -ge 1 ] || fail "no graph built"
-    # every graph came from the worker: none was built where a launch was held
+    # every graph came from the worker: none was built where a launch was held, and the
+    # launching thread asked the driver about no kernel's parameters (the worker did)
     assert_equal "$workers" "$built"
+    assert_equal "$(fc launcher_instantiations)" 0
+    assert_equal "$(fc launcher_param_queries)" 0
     [ "$(stat graphs.replays)" -ge 1 ] || fail "the built graph was never replayed"
 }
 
@@ -32,6 +35,9 @@ agw() { ag AUTOGRAPH_WORKER=1 "$@"; }
     assert_success
     [ "$(stat graphs.built)" -ge 1 ] || fail "no graph built"
     assert_equal "$(stat worker.builds)" 0
+    # (the counters of the fake that the test above relies on do count)
+    [ "$(fc launcher_instantiations)" -ge 1 ] || fail "instantiations not counted"
+    [ "$(fc launcher_param_queries)" -ge 8 ] || fail "parameter queries not counted"
 }
 
 @test "worker: the first held occurrence goes out eagerly while its graph is built (not replayed)" {

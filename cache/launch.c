@@ -82,6 +82,7 @@ static CUresult launch_locked(ag_stream *st, const ag_launch *l);
 static inline CUresult launch_kernel(const ag_launch *l)
 {
     ag_stat_inc((enum ag_stat)l->entry);
+    AG_SELF_MARK(AG_SM_STATS);
     if (AG_UNLIKELY(!ag_engine_on())) /* (recording a trace keeps the engine disabled) */
         return AG_UNLIKELY(ag_tr_active()) ? ag_tr_rec_launch(l, passthrough) : passthrough(l);
     AG_SELF_MARK(AG_SM_ENGINE);

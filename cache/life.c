@@ -4,6 +4,7 @@
 
 #include "policy/log.h"
 #include "policy/options.h"
+#include "policy/stats.h"
 #include "cache/internal.h"
 #include "cache/life.h"
 #include "cache/process.h"
@@ -67,6 +68,8 @@ static void prepare(void)
     g_tracing = ag_tr_prepare();
     if (!ag_opt(AG_OPT_DISABLE) && !g_tracing) {
         ag_profile_load();
+        if (!ag_tstats)
+            ag_stats_thread_block(); /* this thread's counters (usually the first launch's) */
         ag_watchdog_init(ag_flush_stale);
         if (ag_opt(AG_OPT_WORKER))
             ag_worker_start();

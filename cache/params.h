@@ -34,6 +34,15 @@ const ag_layout *ag_layout_get(void *f);
  * that runs once, never pays for the driver's answers). */
 const ag_layout *ag_layout_get_seen(void *f, int *first);
 
+/* The layout of f if the driver was asked already; else NULL, and it is asked (on the worker
+ * when there is one, else now, as ag_layout_get). For making templates. */
+const ag_layout *ag_layout_known(void *f);
+
+/* The worker: wake is called when a probe is queued (NULL: every probe is made where it is
+ * needed); ag_layout_probe_pending makes one queued probe, 0 when none was queued. */
+void ag_layout_async(void (*wake)(void));
+int ag_layout_probe_pending(void);
+
 /* Forget every layout (module or library unload: handles may be reused). */
 void ag_layout_invalidate(void);
 

@@ -33,7 +33,7 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         n->shape = shapes[i];
         n->shape_hash = hashes[i];
         n->lay = shapes[i].kind == AG_KIND_COPY ? ag_copy_layout(shapes[i].fn) /* copy.h */
-                                                : ag_layout_get(shapes[i].fn);
+                                                : ag_layout_known(shapes[i].fn);
         if (!n->lay || !n->lay->graphable || n->lay->size > AG_MAX_PARAM_BYTES)
             goto fail;
         size_t sz = n->lay->size ? n->lay->size : 1;

@@ -17,6 +17,7 @@
 #include "policy/options.h"
 #include "cache/driver.h"
 #include "cache/graph.h"
+#include "cache/params.h"
 #include "cache/process.h"
 
 typedef struct job {
@@ -30,6 +31,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_idle = PTHREAD_COND_INITIALIZER;
 static job *g_head, *g_tail;
 static int g_started, g_stop, g_busy; /* g_busy: a request is out of the queue, not finished */
+static int g_probes;                  /* layout probes queued (params.c) */
 static pthread_t g_thread;
 
 /* One upload stream per context (the worker's own). */
@@ -96,10 +98,21 @@ static void *run(void *unused)
     }
     pthread_mutex_lock(&g_mu);
     for (;;) {
-        while (!g_head && !__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
+        while (!g_head && !g_probes && !__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
             pthread_cond_wait(&g_work, &g_mu);
         if (__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
             break;
+        if (g_probes) { /* a layout first: a template may be waiting for it */
+            g_probes = 0;
+            g_busy = 1;
+            pthread_mutex_unlock(&g_mu);
+            while (ag_layout_probe_pending())
+                ;
+            pthread_mutex_lock(&g_mu);
+            g_busy = 0;
+            pthread_cond_broadcast(&g_idle);
+            continue;
+        }
         job *j = g_head;
         g_head = j->next;
         if (!g_head)
@@ -118,6 +131,15 @@ static void *run(void *unused)
     return NULL;
 }
 
+/* A layout probe was queued (params.c calls this). */
+static void wake_for_probe(void)
+{
+    pthread_mutex_lock(&g_mu);
+    g_probes = 1;
+    pthread_cond_signal(&g_work);
+    pthread_mutex_unlock(&g_mu);
+}
+
 /* Under g_mu. */
 static int start_locked(void)
 {
@@ -129,6 +151,8 @@ static int start_locked(void)
     int r = pthread_create(&g_thread, &a, run, NULL);
     pthread_attr_destroy(&a);
     __atomic_store_n(&g_started, r ? -1 : 1, __ATOMIC_RELAXED); /* (read unlocked: worker_on) */
+    if (!r)
+        ag_layout_async(wake_for_probe); /* layouts are asked about here from now on */
     if (r)
         ag_log(AG_LOG_WARN, "cannot start the worker thread: graphs are built on the launching "
                "thread");
@@ -137,6 +161,9 @@ static int start_locked(void)
 
 void ag_worker_start(void)
 {
+#ifdef AG_SIM
+    return; /* the model runs the engine on one thread (ag_worker_on) */
+#endif
     pthread_mutex_lock(&g_mu);
     if (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
         start_locked();
@@ -215,6 +242,7 @@ void ag_worker_stop(void)
     pthread_mutex_lock(&g_mu);
     int joinable = __atomic_load_n(&g_started, __ATOMIC_RELAXED) > 0 && !g_stop;
     __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
+    ag_layout_async(NULL);
     job *j = take_all_locked();
     pthread_cond_broadcast(&g_work);
     pthread_mutex_unlock(&g_mu);

@@ -14,6 +14,7 @@
 #include "fc_internal.h"
 
 atomic_ullong fc_cnt[FC_C_COUNT];
+__thread int fc_t_launcher;
 atomic_int fc_initialized, fc_forked, fc_nfail, fc_trace;
 atomic_uintptr_t fc_hook;
 
@@ -788,6 +789,8 @@ FC_EXPORT CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex
                                               size_t *paramOffset, size_t *paramSize)
 {
     FC_ENTER();
+    if (fc_t_launcher)
+        FC_COUNT(launcher_param_queries);
     fc_func *f = fc_func_get(func, FC_M_FUNC); /* a CUkernel is refused, as by the driver */
     if (!f)
         return fc_err(CUDA_ERROR_INVALID_HANDLE);
@@ -798,6 +801,8 @@ FC_EXPORT CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramInd
                                                 size_t *paramOffset, size_t *paramSize)
 {
     FC_ENTER();
+    if (fc_t_launcher)
+        FC_COUNT(launcher_param_queries);
     fc_func *f = fc_func_get(kernel, FC_M_KERN);
     if (!f)
         return fc_err(CUDA_ERROR_INVALID_HANDLE);

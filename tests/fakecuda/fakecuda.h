@@ -141,6 +141,8 @@ struct fakecuda_counters {
     uint64_t graph_copies_executed;   /* memset and memcpy nodes run */
     uint64_t injected_failures;       /* calls failed by FAKECUDA_FAIL */
     uint64_t api_errors;              /* calls that returned an error (injected ones included) */
+    uint64_t launcher_param_queries;  /* cu{Func,Kernel}GetParamInfo on a thread that launched */
+    uint64_t launcher_instantiations; /* cuGraphInstantiateWithFlags on a thread that launched */
 };
 
 void fakecuda_counters(struct fakecuda_counters *out);

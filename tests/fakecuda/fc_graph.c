@@ -429,6 +429,8 @@ FC_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec,
                                                        unsigned long long flags)
 {
     FC_ENTER();
+    if (fc_t_launcher)
+        FC_COUNT(launcher_instantiations);
     fc_graph *g = graph_get(hGraph);
     if (!g || !phGraphExec || (flags & ~0xFull))
         return fc_err(CUDA_ERROR_INVALID_VALUE);

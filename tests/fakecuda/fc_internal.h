@@ -42,7 +42,8 @@ static inline int fc_valid(const void *p, uint32_t magic)
     X(memcpys) X(host_funcs) X(syncs)                                                          \
     X(memset_nodes_added) X(memcpy_nodes_added) X(copy_node_set_params) X(exec_copy_node_updates) \
     X(graph_copies_executed)                                                                   \
-    X(injected_failures) X(api_errors)
+    X(injected_failures) X(api_errors)                                                         \
+    X(launcher_param_queries) X(launcher_instantiations)
 enum fc_counter {
 #define FC_CNT_ENUM(n) FC_C_##n,
     FC_COUNTERS(FC_CNT_ENUM)
@@ -50,6 +51,9 @@ enum fc_counter {
     FC_C_COUNT
 };
 extern atomic_ullong fc_cnt[FC_C_COUNT];
+/* Set on a thread once it has launched a kernel eagerly: the launcher_* counters count the
+ * calls such a thread makes (the library's worker makes them on a thread of its own). */
+extern __thread int fc_t_launcher;
 #define FC_COUNT(n) atomic_fetch_add_explicit(&fc_cnt[FC_C_##n], 1, memory_order_relaxed)
 
 /* ---- entry checks -------------------------------------------------------------------- */

@@ -1381,6 +1381,7 @@ static CUresult launch(const void *hf, unsigned gx, unsigned gy, unsigned gz, un
         return fc_err(r);
     }
     FC_COUNT(eager_launches);
+    fc_t_launcher = 1;
     return CUDA_SUCCESS;
 }
 
