@@ -8,6 +8,7 @@
 #include "cache/internal.h"
 #include "cache/life.h"
 #include "cache/process.h"
+#include "cache/selftime.h"
 #include "cache/tracerec.h"
 #include "cache/worker.h"
 
@@ -84,6 +85,7 @@ void ag_engine_prepare(void)
 static void init(void)
 {
     atexit(at_exit); /* registered after cudart's own: runs before its teardown */
+    AG_SELF_MARK(AG_SM_ATEXIT);
     ag_engine_prepare();
     if (ag_opt(AG_OPT_DISABLE) || g_tracing) {
         /* a recording run records the program's own eager behaviour: nothing is held */

@@ -111,7 +111,8 @@ CUresult ag_order_invalidate(void)
 {
     if (!ag_engine_started())
         return CUDA_SUCCESS;
-    ag_worker_quiesce(1); /* no build may use what goes now */
+    ag_layout_drop_pending(); /* no build or probe may use what goes now */
+    ag_worker_quiesce(1);
     ag_flush_all(AG_ST_FL_ALL);
     CUresult e = CUDA_SUCCESS;
     ag_streams_each(take_error, &e);

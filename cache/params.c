@@ -20,13 +20,17 @@ typedef struct entry {
     ag_layout lay;
     uint8_t probed;          /* 0: seen once, not asked about yet (ag_layout_get_seen) */
     uint8_t asked;           /* its probe is queued for the worker (ag_layout_async) */
+    uint8_t failed;          /* the worker's probe found no layout: none ever (launches pass) */
     UT_hash_handle hh;
 } entry;
 
 /* Probes asked of the worker: handles, under g_lock (written with it held for writing). The
  * worker registers its wake-up; without one every probe is made where it is needed. */
 #define PENDING 256
-static void *g_pending[PENDING];
+static struct {
+    void *h;
+    CUcontext ctx;           /* the asking thread's current context: the driver answers in it */
+} g_pending[PENDING];
 static unsigned g_npending;
 static void (*g_wake)(void);
 
@@ -174,11 +178,15 @@ static void ask(void *h)
 {
     entry *e;
     int queued = 0;
+    CUcontext ctx = NULL;
+    if (ag_drv.cuCtxGetCurrent(&ctx))
+        ctx = NULL;
     pthread_rwlock_wrlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     if (e && !e->probed && !e->asked && g_npending < PENDING) {
-        e->asked = 1;
-        g_pending[g_npending++] = h;
+        __atomic_store_n(&e->asked, 1, __ATOMIC_RELAXED); /* (read unlocked by slow_get) */
+        g_pending[g_npending].h = h;
+        g_pending[g_npending++].ctx = ctx;
         queued = 1;
     }
     pthread_rwlock_unlock(&g_lock);
@@ -199,9 +207,12 @@ static const ag_layout *slow_get(void *h, unsigned epoch, int *first)
         return NULL;
     }
     if (!e || !e->probed) {
+        if (first && e && __atomic_load_n(&e->failed, __ATOMIC_RELAXED))
+            return NULL; /* (the worker found none: as the driver's answer here) */
         if (first && e && __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE)) {
             /* the second sighting: the worker asks the driver */
-            ask(h);
+            if (!__atomic_load_n(&e->asked, __ATOMIC_RELAXED))
+                ask(h);
             *first = 1;
             return NULL;
         }
@@ -237,12 +248,35 @@ void ag_layout_async(void (*wake)(void))
 
 int ag_layout_probe_pending(void)
 {
+    void *h = NULL;
+    CUcontext ctx = NULL;
     pthread_rwlock_wrlock(&g_lock);
-    void *h = g_npending ? g_pending[--g_npending] : NULL;
+    if (g_npending) {
+        g_npending--;
+        h = g_pending[g_npending].h;
+        ctx = g_pending[g_npending].ctx;
+    }
     pthread_rwlock_unlock(&g_lock);
-    if (h)
-        probe(h);
-    return h != NULL;
+    if (!h)
+        return 0;
+    if (ctx)
+        ag_drv.cuCtxSetCurrent(ctx);
+    if (!probe(h)) { /* no layout: say so, or every launch of h would ask again */
+        entry *e;
+        pthread_rwlock_wrlock(&g_lock);
+        HASH_FIND_PTR(g_table, &h, e);
+        if (e && !e->probed)
+            __atomic_store_n(&e->failed, 1, __ATOMIC_RELAXED);
+        pthread_rwlock_unlock(&g_lock);
+    }
+    return 1;
+}
+
+void ag_layout_drop_pending(void)
+{
+    pthread_rwlock_wrlock(&g_lock);
+    g_npending = 0;
+    pthread_rwlock_unlock(&g_lock);
 }
 
 const ag_layout *ag_layout_get_seen(void *h, int *first)

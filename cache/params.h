@@ -42,6 +42,8 @@ const ag_layout *ag_layout_known(void *f);
  * needed); ag_layout_probe_pending makes one queued probe, 0 when none was queued. */
 void ag_layout_async(void (*wake)(void));
 int ag_layout_probe_pending(void);
+/* Forgets the probes not yet made (before an unload or a context's teardown). */
+void ag_layout_drop_pending(void);
 
 /* Forget every layout (module or library unload: handles may be reused). */
 void ag_layout_invalidate(void);

@@ -794,6 +794,10 @@ FC_EXPORT CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex
     fc_func *f = fc_func_get(func, FC_M_FUNC); /* a CUkernel is refused, as by the driver */
     if (!f)
         return fc_err(CUDA_ERROR_INVALID_HANDLE);
+    /* the H100's driver answered nothing on a thread without a current context (2026-11-24:
+     * the worker's first probes found no layout) */
+    if (!fc_current_ctx())
+        return fc_err(CUDA_ERROR_INVALID_CONTEXT);
     return param_info(f, paramIndex, paramOffset, paramSize);
 }
 
