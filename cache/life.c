@@ -1,5 +1,6 @@
 /* The process's life: the engine's start on first use, its state, exit and fork. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "policy/log.h"
@@ -13,7 +14,7 @@
 #include "cache/worker.h"
 
 ag_hot_t ag_hot __attribute__((aligned(64))) = { .registry_gen = 1 };
-static pthread_once_t g_init_once = PTHREAD_ONCE_INIT, g_prepare_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_prepare_once = PTHREAD_ONCE_INIT;
 static int g_tracing; /* AUTOGRAPH_TRACE is set: the engine stays disabled (tracerec.h) */
 
 /* The engine's state only moves forward: UNINIT, then ON or DISABLED, then EXITING; any state
@@ -44,6 +45,10 @@ static void at_exit(void)
     ag_tr_finish();
 }
 
+static void exit_room(void)
+{
+}
+
 static void before_fork(void)
 {
     if (ag_engine_started()) { /* (never starts it: registered at cuInit, before any launch) */
@@ -71,6 +76,10 @@ static void prepare(void)
         ag_profile_load();
         if (!ag_tstats)
             ag_stats_thread_block(); /* this thread's counters (usually the first launch's) */
+        /* the exit handler must wait for the first launch (below, init), but the first
+         * registration's cost need not: glibc makes room for more handlers then (2.5 us in a
+         * first launch on the H100 host, selftime marks) */
+        atexit(exit_room);
         ag_watchdog_init(ag_flush_stale);
         if (ag_opt(AG_OPT_WORKER))
             ag_worker_start();
@@ -99,8 +108,23 @@ static void init(void)
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
 }
 
+/* Once, without pthread_once: glibc's wakes waiters with a futex system call whether there
+ * are any or not, 2.5 us inside a program's first launch on the H100 host (selftime marks,
+ * 2026-11-24). A thread that loses the race waits for the winner (init is short). */
+static atomic_int g_init_done; /* 0: not begun, 1: under way, 2: done */
+
 int ag_engine_init(void)
 {
-    pthread_once(&g_init_once, init);
+    int s = atomic_load_explicit(&g_init_done, memory_order_acquire);
+    if (s != 2) {
+        int none = 0;
+        if (s == 0 && atomic_compare_exchange_strong(&g_init_done, &none, 1)) {
+            init();
+            atomic_store_explicit(&g_init_done, 2, memory_order_release);
+        } else {
+            while (atomic_load_explicit(&g_init_done, memory_order_acquire) != 2)
+                sched_yield();
+        }
+    }
     return atomic_load(&ag_hot.state);
 }
