@@ -202,6 +202,7 @@ static void window_end(ag_learn *L)
         L->rest_next = AG_LEARN_REST_FIRST;
         return;
     }
+    __atomic_store_n(&L->rest_why, AG_REST_NO_REPEAT, __ATOMIC_RELAXED);
     /* release: whoever passes a launch because of this rest (without the lock) comes after
      * all this thread did before, the issue of anything it held included */
     __atomic_store_n(&L->rest_left, L->rest_next, __ATOMIC_RELEASE);
@@ -220,6 +221,7 @@ void ag_learn_rest(ag_learn *L, uint32_t n)
         return;
     if (n > AG_LEARN_REST_MAX)
         n = AG_LEARN_REST_MAX;
+    __atomic_store_n(&L->rest_why, AG_REST_BACKOFF, __ATOMIC_RELAXED);
     __atomic_store_n(&L->rest_left, n, __ATOMIC_RELEASE); /* release: as in window_end */
     L->len = 0;
     L->since_order = 0;

@@ -37,6 +37,12 @@ typedef struct ag_sighting {
 #define AG_LEARN_REST_MAX (4 * AG_LEARN_WINDOW)
 #define AG_LEARN_FRUIT 16
 
+/* Why the learner rests (the fates fate.rested_*, policy/stats.h, follow this order). */
+enum ag_rest_why {
+    AG_REST_NO_REPEAT,       /* a window bore no fruit (window_end) */
+    AG_REST_BACKOFF,         /* the engine said nothing learned could be used (ag_learn_rest) */
+};
+
 typedef struct ag_learn {
     /* first what every launch and ordering point reads (the engine keeps these in the
      * stream state's first cache line) */
@@ -66,6 +72,8 @@ typedef struct ag_learn {
     /* resting (see above) */
     uint32_t rest_next;       /* length of the next rest */
     uint32_t rests;           /* rests begun */
+    uint8_t rest_why;         /* enum ag_rest_why of the rest under way (written before the
+                               * rest begins, read -- atomically -- by what passes in it) */
 } ag_learn;
 
 /* What a closed segment was. */
@@ -96,8 +104,8 @@ void ag_learn_replayed(ag_learn *L, uint32_t n);
 
 /* Rests for n launches now (capped at AG_LEARN_REST_MAX), whatever the window says: the
  * engine knows that nothing it learns meanwhile could be used (tmpl.c, rest_backoff). Not
- * counted in `rests` (the caller counts it) and without effect on the next rest's length.
- * Only when nothing is held (as a window's rest). */
+ * counted in `rests` (the caller counts it) and without effect on the next rest's length; its
+ * cause is AG_REST_BACKOFF. Only when nothing is held (as a window's rest). */
 void ag_learn_rest(ag_learn *L, uint32_t n);
 
 /* Takes up to `want` launches off the rest at once (rest tokens, cache/rest.h); returns how many.
@@ -122,6 +130,13 @@ static inline uint32_t ag_learn_rest_take(ag_learn *L, uint32_t want)
 static inline int ag_learn_resting(ag_learn *L)
 {
     return ag_learn_rest_take(L, 1) != 0;
+}
+
+/* Why the learner rests (enum ag_rest_why), for what passes in the rest; a rest that ended
+ * meanwhile may answer for the next one. */
+static inline unsigned ag_learn_rest_why(const ag_learn *L)
+{
+    return __atomic_load_n(&L->rest_why, __ATOMIC_RELAXED);
 }
 
 /* True while the learner rests (counts nothing): an ordering point then has nothing to end. */

@@ -252,6 +252,29 @@ static void test_rest_when_nothing_repeats(void)
     ag_learn_free(&L);
 }
 
+/* Why the learner rests (what passes in the rest is counted by it: fate.rested_*): a window
+ * without fruit, or the engine's back-off (ag_learn_rest); a later rest says its own cause. */
+static void test_rest_why(void)
+{
+    ag_learn L;
+    ag_learn_init(&L, 128, 2, 3);
+    const long S = AG_LEARN_WINDOW_SHORT, R = AG_LEARN_REST_FIRST;
+    CHECK_EQ(drive(&L, 0, S, k_random, sync_random), 0);
+    CHECK(ag_learn_rests(&L));
+    CHECK_EQ(ag_learn_rest_why(&L), AG_REST_NO_REPEAT);
+    CHECK_EQ(drive(&L, S, R, k_random, sync_random), R);
+    CHECK(!ag_learn_rests(&L));
+    ag_learn_rest(&L, 100); /* the engine's back-off */
+    CHECK_EQ(ag_learn_rest_why(&L), AG_REST_BACKOFF);
+    ag_learn_rest(&L, 5000); /* while resting: no change */
+    CHECK_EQ(drive(&L, S + R, 100, k_random, sync_random), 100);
+    CHECK(!ag_learn_rests(&L));
+    CHECK_EQ(drive(&L, S + R + 100, S, k_random, sync_random), 0);
+    CHECK(ag_learn_rests(&L));
+    CHECK_EQ(ag_learn_rest_why(&L), AG_REST_NO_REPEAT);
+    ag_learn_free(&L);
+}
+
 static int k_period3000(long i) { return (int)(i % 3000); }
 static int sync_every10(long i) { return i % 3000 % 10 == 9; }
 
@@ -368,6 +391,7 @@ int main(void)
     test_replay_resets();
     test_pruning();
     test_rest_when_nothing_repeats();
+    test_rest_why();
     test_no_rest_when_repeating();
     test_rest_when_only_barren_sequences();
     test_long_synced_period_learned_across_rests();
