@@ -21,7 +21,7 @@ void ag_flush_locked(ag_stream *st, enum ag_stat reason)
         return;
     ag_stat_inc(reason);
     if (st->cand->prof) { /* a profile sequence that did not come whole this time */
-        ag_issue_held(st);
+        ag_issue_held(st, ag_fate_flushed(reason));
         ag_learn_held(st);
         ag_profile_failed(st->cand->prof);
         free(st->cand);

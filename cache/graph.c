@@ -354,6 +354,9 @@ static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec 
     P->graph = g;
     P->exec = x;
     P->pending = 0;
+    P->nkern = 0;
+    for (uint32_t i = s; i < e; i++)
+        P->nkern += T->nodes[i].shape.kind != AG_KIND_COPY;
     T->mem_est += est;
     if (!T->nbuilt++)
         lru_front(st, T);
@@ -378,7 +381,7 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
     size_t est = piece_mem(T, p);
     if (reserve(st, T, est)) {
         ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
-        return -1;
+        return AG_REPLAY_FULL;
     }
     build_src src = src_of_stream(st);
     const char *what;
@@ -613,8 +616,9 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
     int path = -1;
     uint64_t t0 = 0;
     if (!P->exec) {
-        if (build(st, T, p))
-            return -1;
+        int b = build(st, T, p);
+        if (b)
+            return b;
         *built = 1;
     } else if (t0 = ag_now_ns(), (path = update(st, T, p)) == -2) {
         ag_log(AG_LOG_INFO, "update of sequence %016llx failed; dropping its graph",
@@ -645,6 +649,10 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
         record_path(P, path, te - t0);
     lru_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
-    ag_stat_add(AG_ST_REPLAYED, T->ends[p] - piece_start(T, p));
+    uint32_t n = T->ends[p] - piece_start(T, p);
+    ag_stat_add(AG_ST_REPLAYED, n);
+    ag_stat_add(AG_ST_FATE_REPLAYED, P->nkern); /* kernel launches: where they went */
+    if (AG_UNLIKELY(n != P->nkern))
+        ag_stat_add(AG_ST_COPY_REPLAYED, n - P->nkern);
     return 0;
 }

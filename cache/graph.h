@@ -10,9 +10,11 @@
 /* Replays the held launches of st (exactly piece p of T, held[0] its first node) as that
  * piece's graph: builds it the first time, updates only what changed, launches it. Returns
  * 0, or -1 when any graph call failed (nothing was launched; the caller issues the held
- * launches eagerly; T's graphs are dropped). *built tells whether this replay instantiated the
- * piece's graph. */
+ * launches eagerly; T's graphs are dropped), AG_REPLAY_FULL when the cache limits left no
+ * room for the graph (the same). *built tells whether this replay instantiated the piece's
+ * graph. */
 int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built);
+#define AG_REPLAY_FULL (-2)
 
 /* Building on the worker (worker.h): a request made on the launching thread, run on the
  * worker without any lock, finished there under the stream's lock. */

@@ -185,10 +185,10 @@ void ag_learn_held(ag_stream *st)
 
 /* A piece's graph failed: what is held goes out eagerly, the pieces before it are done, and
  * the occurrence ends (graphs off for T for a while). */
-static void piece_failed(ag_stream *st, ag_tmpl *T)
+static void piece_failed(ag_stream *st, ag_tmpl *T, int rc)
 {
     uint32_t n = st->pos;
-    ag_issue_held(st);
+    ag_issue_held(st, rc == AG_REPLAY_FULL ? AG_ST_FATE_CACHE_FULL : AG_ST_FATE_GRAPH_FAIL);
     T->eager_runs++;
     T->broken[AG_BREAK_GRAPH_API]++;
     ag_benefit_failed(&T->ben);
@@ -236,7 +236,7 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
         if (s >= pos && T->ends[p] <= n)
             request(st, T, p, s - pos);
     }
-    ag_issue_held(st);
+    ag_issue_held(st, AG_ST_FATE_BUILDING);
     T->eager_runs++;
     ag_mark_end(st, NULL, 0);
     ag_hold_end(st);
@@ -250,13 +250,13 @@ static void piece_go(ag_stream *st)
 {
     AG_SELF_STATE(AG_SELF_L_SENT);
     ag_tmpl *T = st->cand;
-    int built = 0;
+    int built = 0, rc;
     if (!T->pieces[st->piece].exec && built_elsewhere(T)) {
         request(st, T, st->piece, 0);
-        ag_issue_held(st);
+        ag_issue_held(st, AG_ST_FATE_BUILDING);
         built = 1; /* (an occurrence in part eager is no sample of either kind, as a build) */
-    } else if (ag_tmpl_replay(st, T, st->piece, &built)) {
-        piece_failed(st, T);
+    } else if ((rc = ag_tmpl_replay(st, T, st->piece, &built))) {
+        piece_failed(st, T, rc);
         return;
     }
     st->occ_built |= (uint8_t)built;
@@ -284,7 +284,7 @@ void ag_complete(ag_stream *st)
     int built = 0;
     if (T->prof && !(T = st->cand = ag_adopt_provisional(st, T))) {
         uint32_t n = st->nheld;
-        ag_issue_held(st);
+        ag_issue_held(st, AG_ST_FATE_GRAPH_FAIL); /* (its template could not be made) */
         ag_hold_end(st);
         ag_learn_replayed(&st->learn, n);
         return;
@@ -296,8 +296,9 @@ void ag_complete(ag_stream *st)
         complete_elsewhere(st, T, held_ns);
         return;
     }
-    if (ag_tmpl_replay(st, T, st->piece, &built)) {
-        piece_failed(st, T);
+    int rc;
+    if ((rc = ag_tmpl_replay(st, T, st->piece, &built))) {
+        piece_failed(st, T, rc);
         return;
     }
     T->replays++;
@@ -343,7 +344,7 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
         T->broken[AG_BREAK_TIMEOUT]++;
     else if (!T->prof && reason == AG_ST_FL_COPY)
         T->broken[AG_BREAK_COPY]++;
-    ag_issue_held(st);
+    ag_issue_held(st, ag_fate_flushed(reason));
     if (!T->prof) {
         uint32_t offs = T->ben.abort_offs;
         ag_benefit_aborted(&T->ben);

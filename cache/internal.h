@@ -43,8 +43,8 @@ uint64_t ag_eager_launch_ns(void);
 void ag_eager_sample(uint64_t d);
 
 /* Issues the held launches eagerly, in order; a launch the driver refuses leaves its error
- * on the stream (st->err). */
-void ag_issue_held(ag_stream *st);
+ * on the stream (st->err). `fate` (AG_ST_FATE_*): why, counted for each held kernel launch. */
+void ag_issue_held(ag_stream *st, enum ag_stat fate);
 /* What a call on st returns (st->mu held), given r, the call's own result: an error a held
  * launch left on st, once, when the call itself succeeded; else r. */
 CUresult ag_stream_error_take(ag_stream *st, CUresult r);
@@ -184,6 +184,24 @@ static inline void ag_sync_open(ag_stream *st)
     } else
         atomic_fetch_add(&st->ci->blocking_open, open ? 1 : -1);
 }
+
+/* ---- fate.c: where every launch went (policy/stats.h, AG_FATES) --------------------------- */
+
+/* The fate of held launches flushed eagerly for `reason` (a flushes.* statistic). */
+static inline enum ag_stat ag_fate_flushed(enum ag_stat reason)
+{
+    return reason == AG_ST_FL_DIVERGE ? AG_ST_FATE_DIVERGED
+           : reason == AG_ST_FL_TIMEOUT ? AG_ST_FATE_TIMEOUT
+                                        : AG_ST_FATE_ORDER; /* a stream's, a copy's, another
+                                                             * stream's, a free's, exit */
+}
+
+/* The fate of a launch (or, fate ignored, a copy) that goes out eagerly on the learning path,
+ * nothing held and no template wanting a graph starting with it: part of an eager occurrence
+ * of a template (AG_ST_FATE_EAGER_POLICY) or not (AG_ST_FATE_EAGER_LEARNING). Called before
+ * the learner is shown the launch. */
+enum ag_stat ag_fate_eager(ag_stream *st, const ag_shape *sh, uint64_t h,
+                           const CUlaunchAttribute *at);
 
 /* ---- watchdog.c ------------------------------------------------------------------------- */
 

@@ -83,10 +83,12 @@ CUresult ag_stream_error_take(ag_stream *st, CUresult r)
     return e;
 }
 
-void ag_issue_held(ag_stream *st)
+void ag_issue_held(ag_stream *st, enum ag_stat fate)
 {
     AG_ASSERT(ag_lock_held(&st->mu));
+    uint32_t copies = 0;
     for (uint32_t i = 0; i < st->nheld; i++) {
+        copies += st->held[i].shape.kind == AG_KIND_COPY;
         CUresult r = issue(st, &st->held[i]);
         if (r != CUDA_SUCCESS) {
             ag_stat_inc(AG_ST_FAIL_EAGER);
@@ -97,6 +99,9 @@ void ag_issue_held(ag_stream *st)
         }
     }
     ag_stat_add(AG_ST_FLUSHED, st->nheld);
+    ag_stat_add(fate, st->nheld - copies); /* where these launches went */
+    if (copies)
+        ag_stat_add(AG_ST_COPY_FLUSHED, copies);
 }
 
 /* The owner thread, as a hold begins: marks what the stream holds so far, so that a flush from

@@ -27,32 +27,41 @@ static inline CUresult pass_timed(const ag_launch *l)
     return r;
 }
 
-static __attribute__((hot)) CUresult passthrough(const ag_launch *l)
+/* Every launch passed as the application made it counts its fate (policy/stats.h, AG_FATES:
+ * launches.eager is their sum). */
+static __attribute__((hot)) CUresult passthrough(const ag_launch *l, enum ag_stat fate)
 {
-    ag_stat_inc(AG_ST_PASSED);
+    ag_stat_inc(fate);
     return pass_timed(l);
+}
+
+/* With the engine off (a function of the launch alone, for the trace recorder). */
+static CUresult pass_off(const ag_launch *l)
+{
+    return passthrough(l, AG_ST_FATE_OFF);
 }
 
 /* One launch in 16 on the learning path is timed, a clock read on each side, for the eager
  * launch estimate (issue.c, ag_eager_sample). */
 static __thread unsigned t_sample __attribute__((tls_model("initial-exec")));
 
-static CUresult pass_sampled(const ag_launch *l)
+static CUresult pass_sampled(const ag_launch *l, enum ag_stat fate)
 {
     AG_SELF_STATE(AG_SELF_L_LEARNING);
     if (AG_LIKELY(++t_sample & 15))
-        return passthrough(l);
+        return passthrough(l, fate);
     uint64_t t0 = ag_now_ns();
-    CUresult r = passthrough(l);
+    CUresult r = passthrough(l, fate);
     ag_eager_sample(ag_now_ns() - t0);
     return r;
 }
 
-/* A launch passed while learning rests (counted in launches.eager too, when summed). */
-static inline CUresult pass_rested(const ag_launch *l)
+/* A launch passed while learning rests, for `why` (enum ag_rest_why): its fate (summed into
+ * launches.learning_rested and launches.eager). */
+static inline CUresult pass_rested(const ag_launch *l, unsigned why)
 {
     AG_SELF_STATE(AG_SELF_L_RESTED);
-    ag_stat_inc(AG_ST_RESTED);
+    ag_stat_inc((enum ag_stat)(AG_ST_FATE_REST_NO_REPEAT + why));
     return pass_timed(l);
 }
 
@@ -61,7 +70,7 @@ static __attribute__((noinline)) CUresult pass_watched(const ag_launch *l)
 {
     AG_SELF_STATE(AG_SELF_L_WATCHED);
     ag_stat_inc(AG_ST_WATCHED);
-    return passthrough(l);
+    return passthrough(l, AG_ST_FATE_EAGER_LEARNING);
 }
 
 /* ---- the launch, step by step ----------------------------------------------------------- */
@@ -84,13 +93,13 @@ static inline CUresult launch_kernel(const ag_launch *l)
     ag_stat_inc((enum ag_stat)l->entry);
     AG_SELF_MARK(AG_SM_STATS);
     if (AG_UNLIKELY(!ag_engine_on())) /* (recording a trace keeps the engine disabled) */
-        return AG_UNLIKELY(ag_tr_active()) ? ag_tr_rec_launch(l, passthrough) : passthrough(l);
+        return AG_UNLIKELY(ag_tr_active()) ? ag_tr_rec_launch(l, pass_off) : pass_off(l);
     AG_SELF_MARK(AG_SM_ENGINE);
     int ptsz = ag_entry_ptsz(l->entry);
     if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
         return launch_in_capture(l, ptsz);
     if (ag_rest_token_spend(l->stream))
-        return pass_rested(l);
+        return pass_rested(l, ag_t_token.why);
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
     ag_stream *st = ag_stream_last_hit(l->stream);
@@ -98,12 +107,12 @@ static inline CUresult launch_kernel(const ag_launch *l)
         if (ag_watch_launch(l->stream, ptsz, l->f))
             return pass_watched(l);
         if (!(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_MAKE)))
-            return passthrough(l);
+            return passthrough(l, AG_ST_FATE_NO_STATE);
     }
     AG_SELF_MARK(AG_SM_LOOKUP);
     ag_cross_flush(st);
     if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
-        return pass_rested(l);
+        return pass_rested(l, ag_learn_rest_why(&st->learn));
     ag_lock(&st->mu);
     CUresult r = launch_locked(st, l);
     if (AG_UNLIKELY(st->err)) /* a held launch failed when it went out */
@@ -130,7 +139,7 @@ static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launc
         ag_unlock(&st->mu);
     }
     ag_stat_inc(AG_ST_CAPTURED);
-    return passthrough(l);
+    return passthrough(l, AG_ST_FATE_CAPTURE);
 }
 
 static CUresult launch_learning(ag_stream *st, const ag_launch *l);
@@ -165,11 +174,11 @@ static int context_current(const ag_stream *st)
 static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 {
     if (AG_UNLIKELY(st->kind == AG_SK_DEAD))
-        return passthrough(l);
+        return passthrough(l, AG_ST_FATE_NO_STATE); /* retired meanwhile */
     if (st->kind == AG_SK_PTDS)
         ag_ptds_join(st);
     if (ag_rest_take_locked(st))
-        return pass_rested(l);
+        return pass_rested(l, ag_learn_rest_why(&st->learn));
     ag_rest_end(st);
     return launch_learning(st, l);
 }
@@ -178,7 +187,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
 {
     AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     if (ag_stream_prepare(st))
-        return passthrough(l);
+        return passthrough(l, AG_ST_FATE_NO_STATE);
     AG_SELF_MARK(AG_SM_PREPARE);
     st->last_thread = ag_thread_id(); /* whose frees end its segments (flush.c) */
     ag_shape sh;
@@ -205,7 +214,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
         ag_stat_inc(AG_ST_OPAQUE);
         ag_stat_inc(why);
         ag_order_locked(st, AG_ST_FL_DIVERGE);
-        return passthrough(l);
+        return passthrough(l, AG_ST_FATE_UNGRAPHABLE);
     }
     uint64_t h = ag_shape_hash(&sh), now = 0;
     AG_SELF_MARK(AG_SM_SHAPE);
@@ -232,7 +241,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
         }
         if (ag_hold_one(st, l, lay, &sh, h, at)) {
             ag_order_locked(st, AG_ST_FL_DIVERGE);
-            return passthrough(l);
+            return passthrough(l, AG_ST_FATE_NOT_HELD);
         }
         ag_hold_advance(st);
         return CUDA_SUCCESS;
@@ -246,6 +255,7 @@ idle:;
     if (!T && lay && layout_ran(lay) &&
         !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) && ag_profile_active())
         T = ag_provisional(&sh, lay, h);
+    enum ag_stat fate = T ? AG_ST_FATE_NOT_HELD : AG_ST_COUNT; /* if it is not held after all */
     if (T && !context_current(st))
         T = ag_discard_provisional(T); /* passes through, and gets the driver's error */
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
@@ -269,7 +279,9 @@ idle:;
     if (U)
         ag_mark_begin(st, U, 0);
     AG_SELF_MARK(AG_SM_FIND);
-    CUresult r = pass_sampled(l);
+    if (fate == AG_ST_COUNT)
+        fate = ag_fate_eager(st, &sh, h, at);
+    CUresult r = pass_sampled(l, fate);
     AG_SELF_MARK(AG_SM_PASS);
     if (r == CUDA_SUCCESS) {
         if (lay)

@@ -77,7 +77,10 @@ static int hold(ag_stream *st, const ag_copy *op, const ag_shape *sh, uint64_t h
     ag_launch l;
     memset(&l, 0, sizeof l);
     l.params = params;
-    return ag_hold_one(st, &l, ag_copy_layout(sh->fn), sh, h, no_attrs);
+    int r = ag_hold_one(st, &l, ag_copy_layout(sh->fn), sh, h, no_attrs);
+    if (!r)
+        ag_stat_inc(AG_ST_COPY_HELD); /* not a launch: counted apart (launches.held too) */
+    return r;
 }
 
 /* Under st->mu: the copy joins the occurrence under way, starts one, or goes out now as a
@@ -140,6 +143,7 @@ idle:;
      * stays in the learner's sequence (no ordering point: the sequence goes on) */
     CUresult r = ag_copy_call(op);
     if (r == CUDA_SUCCESS) {
+        ag_fate_eager(st, sh, h, no_attrs); /* (a copy has no fate: the launches' follow it) */
         ag_learn_launch(st, h, sh, 0);
         if (waits(op->entry, dk))
             ag_order_locked(st, AG_ST_FL_COPY); /* done already: the driver's call waited */

@@ -18,6 +18,7 @@ typedef struct ag_rest_token {
     unsigned long gen, epoch;        /* ag_hot.registry_gen and rest_epoch when taken */
     uint32_t units;                  /* launches left */
     uint8_t blocking;
+    uint8_t why;                     /* the rest's cause (enum ag_rest_why): their fate */
 } ag_rest_token;
 
 extern __thread ag_rest_token ag_t_token __attribute__((tls_model("initial-exec")));
@@ -67,6 +68,7 @@ static inline int ag_rest_take_unlocked(ag_stream *st, CUstream s, unsigned long
     t->epoch = epoch;
     t->units = n - 1;
     t->blocking = st->blocking;
+    t->why = (uint8_t)ag_learn_rest_why(&st->learn);
     return 1;
 }
 

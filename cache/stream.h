@@ -54,6 +54,8 @@ typedef struct ag_piece {
     uint64_t upd_ns[2];              /* measured update + launch time, per path (EWMA) */
     uint32_t upd_n[2];               /* samples of each: 0 node by node, 1 whole graph */
     uint8_t pending;                 /* a build is with the worker (worker.h) */
+    uint32_t nkern;                  /* its kernel nodes (not memsets, not copies): set when
+                                      * built, counted per replay (fate.replayed) */
 } ag_piece;
 
 /* A sequence of launch shapes seen often enough, and its graph. */
@@ -138,6 +140,9 @@ typedef struct ag_stream {
     uint32_t pos;                    /* launches of `cand` already replayed (whole pieces) */
     uint32_t piece;                  /* the piece being held */
     uint8_t occ_built;               /* the occurrence under way built a piece's graph */
+    ag_tmpl *eager_tmpl;             /* the template whose eager occurrence the learning launches
+                                      * seem to be (fate.c; only read while the state lives) */
+    uint32_t eager_pos;              /* its launches so far */
     ag_marks *marks;                 /* GPU marks of trials (gpumark.h); NULL until needed */
     uint8_t *arena;                  /* parameter blocks and attributes of held launches */
     size_t arena_cap, arena_used;

@@ -123,6 +123,12 @@ static uint64_t cnt(enum ag_stat s)
     return ag_tstats ? ag_tstats->c[s] : 0;
 }
 
+/* Launches passed while learning rested (counted by cause: policy/stats.h, AG_FATES). */
+static uint64_t cnt_rested(void)
+{
+    return cnt(AG_ST_FATE_REST_NO_REPEAT) + cnt(AG_ST_FATE_REST_BACKOFF);
+}
+
 /* The cost of one clock read, subtracted per read (--measure-engine): the median of a few
  * hundred back-to-back pairs. */
 static uint64_t g_clock_ns;
@@ -198,7 +204,7 @@ static int first_of_func(uint64_t f)
 static void eng_begin(eng_mark *m)
 {
     m->held = cnt(AG_ST_HELD);
-    m->rested = cnt(AG_ST_RESTED);
+    m->rested = cnt_rested();
     m->opaque = cnt(AG_ST_OPAQUE);
     m->captured = cnt(AG_ST_CAPTURED);
     m->replays = cnt(AG_ST_GRAPH_LAUNCHES);
@@ -236,7 +242,7 @@ static void eng_end(const eng_mark *m, int launch, int cold, uint64_t base, run_
     double ns = base;
     if (launch) {
         int k = cnt(AG_ST_HELD) > m->held       ? 2
-                : cnt(AG_ST_RESTED) > m->rested ? 0
+                : cnt_rested() > m->rested ? 0
                 : cnt(AG_ST_OPAQUE) > m->opaque || cnt(AG_ST_CAPTURED) > m->captured ? 3
                                                                                        : 1;
         res->engine_calls[k]++;

@@ -74,7 +74,28 @@ void ag_stats_sum(uint64_t out[AG_ST_COUNT])
             out[i] += __atomic_load_n(&b->c[i], __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&g_mu);
-    out[AG_ST_PASSED] += out[AG_ST_RESTED]; /* counted once on the launch path */
+    /* a launch that passes is counted once on the launch path, under its fate */
+    out[AG_ST_RESTED] += out[AG_ST_FATE_REST_NO_REPEAT] + out[AG_ST_FATE_REST_BACKOFF];
+    out[AG_ST_PASSED] += out[AG_ST_RESTED];
+    for (int i = AG_ST_FATE_FIRST; i < AG_ST_FATE_END; i++)
+        if (ag_fate_passes(i))
+            out[AG_ST_PASSED] += out[i];
+}
+
+int ag_fate_passes(int fate)
+{
+    switch (fate) {
+    case AG_ST_FATE_EAGER_LEARNING:
+    case AG_ST_FATE_EAGER_POLICY:
+    case AG_ST_FATE_UNGRAPHABLE:
+    case AG_ST_FATE_CAPTURE:
+    case AG_ST_FATE_OFF:
+    case AG_ST_FATE_NO_STATE:
+    case AG_ST_FATE_NOT_HELD:
+        return 1;
+    default: /* held (replayed or flushed eagerly), or rested (counted apart) */
+        return 0;
+    }
 }
 
 const char *const ag_why_names[AG_WHY_COUNT] = {
@@ -228,7 +249,11 @@ int ag_stats_write_json(const char *pattern, const ag_seq_report *top, int ntop,
     for (int i = 0; i < AG_ST_COUNT; i++)
         fprintf(f, "    \"%s\": %llu%s\n", ag_stat_names[i], (unsigned long long)c[i],
                 i + 1 < AG_ST_COUNT ? "," : "");
-    fprintf(f, "  },\n  \"replayed_fraction\": %.6f,\n  \"estimated_saved_us\": %.1f,\n", frac,
+    fprintf(f, "  },\n  \"fates\": {");
+    for (int i = AG_ST_FATE_FIRST; i < AG_ST_FATE_END; i++)
+        fprintf(f, "%s\n    \"%s\": %llu", i > AG_ST_FATE_FIRST ? "," : "",
+                ag_stat_names[i] + sizeof "fate." - 1, (unsigned long long)c[i]);
+    fprintf(f, "\n  },\n  \"replayed_fraction\": %.6f,\n  \"estimated_saved_us\": %.1f,\n", frac,
             saved_us);
     fprintf(f, "  \"warnings_suppressed\": %llu,\n", (unsigned long long)ag_log_suppressed());
     fprintf(f, "  \"sequences_total\": %llu,\n  \"top_sequences\": [", (unsigned long long)nseq);

@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-/* name, one line of doc. The first six follow enum ag_entry; the seventh shares their cache
- * line, for the launches that pass while learning rests. */
+/* name, one line of doc. The first six follow enum ag_entry. launches.learning_rested and
+ * launches.eager are not counted as such: they are sums of fates (AG_FATES, below), made by
+ * ag_stats_sum, so that a launch that passes is counted once. */
 #define AG_STATS(X)                                                                            \
     X(LAUNCH, "launches.cuLaunchKernel", "launches seen through cuLaunchKernel")             \
     X(LAUNCH_PTSZ, "launches.cuLaunchKernel_ptsz", "... through cuLaunchKernel_ptsz")         \
@@ -76,7 +77,55 @@
     X(WORKER_BUILDS, "worker.builds", "of graphs.built: built on the worker thread while "     \
                                       "their sequence ran eagerly")                            \
     X(WORKER_DROPPED, "worker.dropped", "builds the worker threw away or never began: graphs " \
-                                        "dropped meanwhile, stream retired, unload, exit")
+                                        "dropped meanwhile, stream retired, unload, exit")     \
+    X(COPY_HELD, "copies.held", "of launches.held: async memsets and copies (not launches)")   \
+    X(COPY_REPLAYED, "copies.replayed", "of launches.replayed: memsets and copies")            \
+    X(COPY_FLUSHED, "copies.flushed_eager", "of launches.flushed_eager: memsets and copies")   \
+    AG_FATES(X)
+
+/* Where every kernel launch went (docs/STATS.md, "fates"): each launch of the six entry points
+ * is counted once, under one fate, where its fate is decided -- a held launch when it leaves,
+ * replayed or flushed eagerly -- so that the fates sum to the launches.cuLaunchKernel*
+ * counters once nothing is held. Async memsets and copies are not launches (copies.*).
+ * launches.eager and launches.learning_rested are sums of fates (ag_stats_sum): the launch
+ * path counts each launch once. */
+#define AG_FATES(X)                                                                            \
+    X(FATE_REPLAYED, "fate.replayed", "launches that ran inside a graph (held, then replayed)") \
+    X(FATE_EAGER_LEARNING, "fate.eager_learning", "passed while the stream learns: no "       \
+                                                  "template goes on with it (launches.watched "\
+                                                  "included)")                                 \
+    X(FATE_EAGER_POLICY, "fate.eager_policy", "passed in an occurrence of a template eager by " \
+                                              "policy (until its payback, probe, a trial's "   \
+                                              "eager turn, eager won, GPU-bound, back-off)")   \
+    X(FATE_REST_NO_REPEAT, "fate.rested_no_repeat", "passed while learning rested: almost "   \
+                                                    "nothing graphable repeated in the "       \
+                                                    "learner's last window of launches")       \
+    X(FATE_REST_BACKOFF, "fate.rested_backoff", "passed while learning rested: the stream's " \
+                                                "only sequence is eager by policy (its "       \
+                                                "back-off)")                                   \
+    X(FATE_BUILDING, "fate.building", "held, then issued eagerly while the worker builds "    \
+                                      "their piece's graph")                                   \
+    X(FATE_DIVERGED, "fate.diverged", "held, then flushed eagerly: a launch or copy left the "\
+                                      "sequence")                                              \
+    X(FATE_UNGRAPHABLE, "fate.ungraphable", "passed: no graph can take it (launches."         \
+                                            "ungraphable, by cause in ungraphable.*)")         \
+    X(FATE_TIMEOUT, "fate.hold_timeout", "held, then flushed eagerly by the hold watchdog")   \
+    X(FATE_ORDER, "fate.ordering_point", "held, then flushed eagerly by an ordering point "    \
+                                         "(sync, event, copy, free, other stream, exit) "      \
+                                         "before its template completed")                      \
+    X(FATE_GRAPH_FAIL, "fate.graph_failure", "held, then flushed eagerly: a graph build, "    \
+                                             "update or launch failed")                        \
+    X(FATE_CACHE_FULL, "fate.cache_full", "held, then flushed eagerly: the cache limits "     \
+                                          "refused the graph")                                 \
+    X(FATE_CAPTURE, "fate.app_capture", "passed while the application captured a graph")      \
+    X(FATE_OFF, "fate.engine_off", "passed with the engine off (AUTOGRAPH_DISABLE, a trace "  \
+                                   "recorded, exiting, a fork child)")                         \
+    X(FATE_NO_STATE, "fate.no_state", "passed without a stream state: none could be made "    \
+                                      "(out of memory, a stream the driver does not know) "    \
+                                      "or it was retired meanwhile")                           \
+    X(FATE_NOT_HELD, "fate.not_held", "passed: a template wanted it, but it could not be "    \
+                                      "held (out of memory, the stream's context not "         \
+                                      "current, a per-thread stream's mark failed)")
 
 enum ag_stat {
 #define AG_STAT_ENUM(id, name, doc) AG_ST_##id,
@@ -84,6 +133,13 @@ enum ag_stat {
 #undef AG_STAT_ENUM
     AG_ST_COUNT
 };
+
+/* The fates are the last counters, in AG_FATES order. */
+#define AG_ST_FATE_FIRST AG_ST_FATE_REPLAYED
+#define AG_ST_FATE_END AG_ST_COUNT
+_Static_assert(AG_ST_FATE_NOT_HELD + 1 == AG_ST_COUNT, "the fates come last");
+_Static_assert(AG_ST_FATE_REST_BACKOFF == AG_ST_FATE_REST_NO_REPEAT + 1,
+               "the rest fates follow enum ag_rest_why (cache/learn.h)");
 
 typedef struct ag_stat_block {
     uint64_t c[AG_ST_COUNT];
@@ -104,8 +160,12 @@ static inline void ag_stat_add(enum ag_stat id, uint64_t n)
 }
 #define ag_stat_inc(id) ag_stat_add(id, 1)
 
-/* Sum over all threads, past and present. */
+/* Sum over all threads, past and present (launches.learning_rested and launches.eager made
+ * from the fates). */
 void ag_stats_sum(uint64_t out[AG_ST_COUNT]);
+/* Whether a fate is that of a launch passed to the driver as the application made it, not
+ * held and not passed while learning rested (launches.eager is their sum, with the rests). */
+int ag_fate_passes(int fate);
 extern const char *const ag_stat_names[AG_ST_COUNT];
 extern const char *const ag_stat_docs[AG_ST_COUNT];
 
