@@ -220,7 +220,8 @@ static void summarise(uint64_t *c, double *frac)
     uint64_t launches = 0;
     for (int i = AG_ST_LAUNCH; i <= AG_ST_COOP_PTSZ; i++)
         launches += c[i];
-    *frac = launches ? (double)c[AG_ST_REPLAYED] / (double)launches : 0.0;
+    /* kernel launches only: launches.replayed counts replayed copies and memsets too */
+    *frac = launches ? (double)c[AG_ST_FATE_REPLAYED] / (double)launches : 0.0;
 }
 
 int ag_stats_write_json(const char *pattern, const ag_seq_report *top, int ntop, uint64_t nseq,
