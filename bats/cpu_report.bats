@@ -154,6 +154,69 @@ JSON
     assert_failure 2
 }
 
+@test "report: where every launch went, shares that add up to 100%" {
+    hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/stress"
+    assert_success
+    hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/ptds"
+    assert_success
+    files=("$T"/s.*.json)
+    total=0
+    for f in "${files[@]}"; do
+        total=$((total + $(jq_py "$f" 'sum(v for k, v in d["counters"].items() if k.startswith("launches.cuLaunch"))')))
+    done
+    run "$CLI" report "${files[@]}"
+    assert_success
+    assert_line "Where every launch went (all processes)"
+    rows=$(sed -n '/^Where every launch went/,$p' <<<"$output" | sed '1,2d')
+    # every fate once, launches summing to all launches, shares to 100.0%, no launch unaccounted
+    grep -q '^  replayed ' <<<"$rows" || fail "no replayed row: $rows"
+    grep -q '^  app_capture ' <<<"$rows" || fail "no app_capture row: $rows"
+    ! grep -q unaccounted <<<"$rows"
+    assert_equal "$(awk '$1 != "total" { n += $2 } END { print n }' <<<"$rows")" "$total"
+    assert_equal "$(awk '$1 != "total" { sub("%", "", $3); s += $3 * 10 } END { print s }' <<<"$rows")" 1000
+    assert_line --regexp "^  total +$total +100\.0%"
+    # the header's share replayed is fate.replayed, kernel launches only
+    rep=0
+    for f in "${files[@]}"; do
+        rep=$((rep + $(jq_py "$f" 'd["fates"]["replayed"]')))
+    done
+    pct=$(python3 -c "print('%.1f' % (100.0 * $rep / $total))")
+    assert_line --index 0 --regexp "^2 processes, $total launches, $pct% replayed in graphs"
+}
+
+@test "report: fates by hand (rounding to 100.0%, launches without a fate, replayed copies)" {
+    cat >"$T/f.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 8, "host": "h",
+ "counters": {"launches.cuLaunchKernel": 4, "launches.replayed": 9, "copies.replayed": 6},
+ "fates": {"replayed": 1, "eager_learning": 1, "diverged": 1, "ungraphable": 0},
+ "top_sequences": [], "not_graphed": []}
+JSON
+    run "$CLI" report "$T/f.json"
+    assert_success
+    assert_line --index 0 --partial "1 process, 4 launches, 25.0% replayed in graphs"
+    assert_line --regexp '^  (replayed|eager_learning|diverged) +1 +25\.0% '
+    assert_line --regexp '^  unaccounted +1 +25\.0% '
+    assert_line --regexp '^  total +4 +100\.0%'
+    refute_line --regexp '^  ungraphable '
+    cat >"$T/g.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 9, "host": "h",
+ "counters": {"launches.cuLaunchKernel": 3},
+ "fates": {"replayed": 1, "eager_learning": 1, "hold_timeout": 1}}
+JSON
+    run "$CLI" report "$T/g.json"
+    assert_success
+    assert_equal "$(sed -n '/^Where every launch went/,$p' <<<"$output" | grep -cE '^  [a-z_]+ +1 +33\.[34]% ')" 3
+    assert_line --regexp '^  total +3 +100\.0%'
+    # before fates: launches.replayed counts replayed copies too, never more than all launches
+    cat >"$T/h.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 10, "counters": {"launches.cuLaunchKernel": 4, "launches.replayed": 9}}
+JSON
+    run "$CLI" report "$T/h.json"
+    assert_success
+    assert_line --index 0 --partial "1 process, 4 launches, 100.0% replayed in graphs"
+    refute_output --partial "Where every launch went"
+}
+
 @test "report never crashes: every truncation, flipped bytes, garbage" {
     hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/stress"
     f=("$T"/s.*.json)

@@ -264,6 +264,17 @@ static double launches(const proc *p)
     return sum;
 }
 
+/* Kernel launches replayed in graphs: fate.replayed (the `fates` object); in files without
+ * it, launches.replayed, which also counts replayed copies and memsets (at most all launches). */
+static double replayed(const proc *p)
+{
+    const json *f = json_get(p->root, "fates");
+    if (f && f->type == JSON_OBJ)
+        return json_num(json_get(f, "replayed"), 0);
+    double r = counter(p, "launches.replayed"), l = launches(p);
+    return r < l ? r : l;
+}
+
 static const char *status_of(const json *s)
 {
     const char *st = json_str(json_get(s, "status"), NULL);
@@ -324,12 +335,118 @@ typedef struct {
     double count, seqs;
 } why;
 
+/* ---- where every launch went ---------------------------------------------------------------- */
+
+/* What each fate means, for the table (docs/STATS.md, "fates"; policy/stats.h). */
+static const char *const fate_doc[][2] = {
+    { "replayed", "ran inside a graph" },
+    { "eager_learning", "passed while the stream learned" },
+    { "eager_policy", "passed: its sequence eager by policy (payback, probe, trial, lost, back-off)" },
+    { "rested_no_repeat", "passed while learning rested: nothing graphable repeated" },
+    { "rested_backoff", "passed while learning rested: the only sequence backs off" },
+    { "building", "held, issued eagerly while the worker built its graph" },
+    { "diverged", "held, flushed eagerly: a launch left the sequence" },
+    { "ungraphable", "passed: no graph can take it (attribute, size, name, layout)" },
+    { "hold_timeout", "held, flushed eagerly by the hold watchdog" },
+    { "ordering_point", "held, flushed eagerly by an ordering point" },
+    { "graph_failure", "held, flushed eagerly: a graph call failed" },
+    { "cache_full", "held, flushed eagerly: the graph cache was full" },
+    { "app_capture", "passed while the application captured" },
+    { "engine_off", "passed with the engine off (disabled, tracing, exiting, forked)" },
+    { "no_state", "passed without a stream state" },
+    { "not_held", "passed: wanted in a graph but could not be held" },
+    { "unaccounted", "launches without a fate in the files (older files, launches at exit)" },
+};
+
+static const char *fate_meaning(const char *name)
+{
+    for (size_t i = 0; i < sizeof fate_doc / sizeof fate_doc[0]; i++)
+        if (!strcmp(fate_doc[i][0], name))
+            return fate_doc[i][1];
+    return "";
+}
+
+/* Shares of `n` counts, in tenths of a percent, that sum to exactly 1000 (largest remainder):
+ * the table's percentages add up to 100.0%. */
+static void shares(const why *w, int n, double total, int *tenths)
+{
+    double rem[64];
+    int sum = 0, ok = total > 0 && total < 1e300; /* (any input: never a cast of inf or NaN) */
+    for (int i = 0; i < n; i++) {
+        double x = ok ? 1000.0 * w[i].count / total : 0;
+        x = x >= 0 && x <= 1000 ? x : 0;
+        tenths[i] = (int)x;
+        rem[i] = x - tenths[i];
+        sum += tenths[i];
+    }
+    for (int k = 0; ok && k < n && sum < 1000; k++) { /* each share lost less than one */
+        int best = 0;
+        for (int i = 1; i < n; i++)
+            if (rem[i] > rem[best])
+                best = i;
+        tenths[best]++;
+        rem[best] = -1;
+        sum++;
+    }
+}
+
+/* Every process's `fates` summed by fate, largest first, as shares of all launches. */
+static void fates(proc *ps, int np)
+{
+    why w[64];
+    int nw = 0, any = 0;
+    double all = 0, accounted = 0;
+    for (int i = 0; i < np; i++) {
+        all += launches(&ps[i]);
+        const json *f = json_get(ps[i].root, "fates");
+        if (!f || f->type != JSON_OBJ)
+            continue;
+        any = 1;
+        for (const json *e = f->child; e; e = e->next) {
+            if (e->type != JSON_NUM || !(e->num > 0 && e->num < 1e300))
+                continue;
+            int k = 0;
+            while (k < nw && strcmp(w[k].name, e->key))
+                k++;
+            if (k == nw) {
+                if (nw == 63)
+                    continue;
+                w[nw++] = (why){ e->key, "", 0, 0 };
+            }
+            w[k].count += e->num;
+            accounted += e->num;
+        }
+    }
+    if (!any)
+        return; /* files from before the fates */
+    if (all > accounted)
+        w[nw++] = (why){ "unaccounted", "", all - accounted, 0 };
+    for (int i = 1; i < nw; i++)
+        for (int k = i; k > 0 && w[k - 1].count < w[k].count; k--) {
+            why x = w[k];
+            w[k] = w[k - 1];
+            w[k - 1] = x;
+        }
+    int tenths[64];
+    double total = all > accounted ? all : accounted;
+    shares(w, nw, total, tenths);
+    static const char *const h_f[] = { "fate", "launches", "share", "meaning" };
+    table t = { 4, 0, 0, h_f, NULL };
+    for (int i = 0; i < nw; i++)
+        row(&t, sf("%s", w[i].name), sf("%.0f", w[i].count),
+            sf("%d.%d%%", tenths[i] / 10, tenths[i] % 10), sf("%s", fate_meaning(w[i].name)));
+    if (nw > 1)
+        row(&t, strdup("total"), sf("%.0f", total), strdup(total > 0 ? "100.0%" : "0.0%"),
+            strdup(accounted > all ? "more fates than launches: a launch counted twice" : ""));
+    tprint(&t, "Where every launch went (all processes)");
+}
+
 static void report(proc *ps, int np)
 {
     double tl = 0, trep = 0, tsaved = 0, tbuilt = 0, treplays = 0, tseq = 0, tsupp = 0;
     for (int i = 0; i < np; i++) {
         tl += launches(&ps[i]);
-        trep += counter(&ps[i], "launches.replayed");
+        trep += replayed(&ps[i]);
         tsaved += json_num(json_get(ps[i].root, "estimated_saved_us"), 0);
     }
     if (g_md)
@@ -351,7 +468,7 @@ static void report(proc *ps, int np)
         tseq += nseq;
         tsupp += supp;
         row(&t, pid_of(p), sf("%s", json_str(json_get(p->root, "host"), "?")), sf("%.0f", l),
-            sf("%.1f%%", l > 0 ? 100.0 * counter(p, "launches.replayed") / l : 0.0),
+            sf("%.1f%%", l > 0 ? 100.0 * replayed(p) / l : 0.0),
             sf("%.0f", built), sf("%.0f", rp), sf("%.0f", nseq), sf("%.3f", saved / 1e3),
             sf("%.0f", supp));
     }
@@ -451,6 +568,7 @@ static void report(proc *ps, int np)
             sf("%.0f", w[i].seqs));
     tprint(&r, "Why launches were not graphed (all processes)");
     free(rows);
+    fates(ps, np);
 }
 
 int ag_report_main(int argc, char **argv)
