@@ -1,11 +1,83 @@
 /* The JSON reader of `autograph report` (cli/json.c): values, escapes, strictness, and no
  * crash (and no success) on any truncation of a valid document or on bytes flipped at random
- * (ASan in the sanitizer runs catches reads out of bounds). */
+ * (ASan in the sanitizer runs catches reads out of bounds). And the stats JSON's launch
+ * accounting as policy/stats.c writes it: the `fates` object, the counters made from fates,
+ * replayed_fraction of kernel launches only. */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/json.h"
+#include "policy/stats.h"
 #include "check.h"
+
+static json_doc read_doc(const char *path)
+{
+    json_doc d;
+    memset(&d, 0, sizeof d);
+    FILE *f = fopen(path, "rb");
+    char buf[1 << 16];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f)
+        fclose(f);
+    CHECK(n > 0 && n < sizeof buf);
+    CHECK_EQ(json_parse(&d, buf, n), 0);
+    return d;
+}
+
+/* One process's counters, as the engine would leave them: 10 launches, 6 of them held (with 3
+ * copies held too), 5 replayed in graphs (with the 3 copies), 1 flushed by a divergence, 2
+ * learned, 1 rested, 1 while the application captured. */
+static void test_stats_fates(void)
+{
+    ag_stat_add(AG_ST_LAUNCH, 7);
+    ag_stat_add(AG_ST_EX_PTSZ, 3);
+    ag_stat_add(AG_ST_HELD, 9);
+    ag_stat_add(AG_ST_COPY_HELD, 3);
+    ag_stat_add(AG_ST_REPLAYED, 8);
+    ag_stat_add(AG_ST_COPY_REPLAYED, 3);
+    ag_stat_add(AG_ST_FATE_REPLAYED, 5);
+    ag_stat_add(AG_ST_FLUSHED, 1);
+    ag_stat_add(AG_ST_FATE_DIVERGED, 1);
+    ag_stat_add(AG_ST_FATE_EAGER_LEARNING, 2);
+    ag_stat_add(AG_ST_FATE_REST_BACKOFF, 1);
+    ag_stat_inc(AG_ST_CAPTURED);
+    ag_stat_inc(AG_ST_FATE_CAPTURE);
+
+    uint64_t c[AG_ST_COUNT];
+    ag_stats_sum(c);
+    CHECK_EQ(c[AG_ST_RESTED], 1);
+    CHECK_EQ(c[AG_ST_PASSED], 4); /* learned, rested, captured */
+    CHECK_EQ(c[AG_ST_PASSED] + c[AG_ST_HELD] - c[AG_ST_COPY_HELD], 10);
+
+    char path[] = "/tmp/test_report_XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(ag_stats_write_json(path, NULL, 0, 0, 0.0), 0);
+    json_doc d = read_doc(path);
+    unlink(path);
+    const json *f = json_get(d.root, "fates"), *k = json_get(d.root, "counters");
+    CHECK(f && f->type == JSON_OBJ && f->len == AG_ST_FATE_END - AG_ST_FATE_FIRST);
+    double sum = 0;
+    int i = AG_ST_FATE_FIRST;
+    for (const json *e = f ? f->child : NULL; e; e = e->next, i++) {
+        CHECK(!strncmp(ag_stat_names[i], "fate.", 5) && !strcmp(e->key, ag_stat_names[i] + 5));
+        CHECK(json_num(e, -1) == (double)c[i]);
+        CHECK(json_num(json_get(k, ag_stat_names[i]), -1) == (double)c[i]);
+        sum += json_num(e, 0);
+    }
+    CHECK(sum == 10);
+    CHECK(json_num(json_get(f, "replayed"), 0) == 5);
+    CHECK(json_num(json_get(f, "app_capture"), 0) == 1);
+    CHECK(json_num(json_get(k, "launches.eager"), 0) == 4);
+    CHECK(json_num(json_get(k, "launches.learning_rested"), 0) == 1);
+    /* kernel launches only: replayed copies would make it 0.8 */
+    CHECK(json_num(json_get(d.root, "replayed_fraction"), -1) == 0.5);
+    json_free(&d);
+}
 
 static int ok(const char *t)
 {
@@ -108,5 +180,6 @@ int main(void)
             CHECK(p.err[0] != 0);
         json_free(&p);
     }
+    test_stats_fates();
     return check_done("test_report");
 }

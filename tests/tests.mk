@@ -10,7 +10,7 @@ $(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/shape.c
 $(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c
 $(BUILD)/tests/test_pieces: tests/test_pieces.c policy/pieces.c
 $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
-$(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h
+$(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h policy/stats.c $(POLICY_BASE)
 $(BUILD)/tests/test_traceread: tests/test_traceread.c cli/traceread.c cli/traceread.h
 $(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c policy/filter.c \
                             $(POLICY_BASE)
