@@ -7,7 +7,7 @@
 
 load harness
 
-setup_file() { harness_require loop8 random fork exit_held unload stress pieces; }
+setup_file() { harness_require loop8 random fork exit_held unload stress pieces distinct; }
 setup() { harness_setup; }
 
 # agw [VAR=VALUE...] PROGRAM [ARGS...]: `ag` with the worker on.
@@ -103,4 +103,14 @@ agw() { ag AUTOGRAPH_WORKER=1 "$@"; }
     assert_output --partial "PASS stress"
     [ "$(stat worker.builds)" -ge 1 ] || fail "nothing built on the worker"
     no_failures
+}
+
+@test "worker: a graph the cache has no room for backs off as one built where held does" {
+    # a 500-launch sequence whose graph exceeds MAX_GRAPH_MEM: before, every occurrence was
+    # held, issued eagerly and built again on the worker (18,500 of 20,000 launches)
+    agw AUTOGRAPH_MAX_GRAPH_MEM=1M "$H/distinct" 500 40
+    assert_success
+    assert_output --partial "PASS distinct"
+    [ "$(stat graphs.cache_full)" -ge 1 ] || fail "the cache was never full"
+    [ "$(stat fate.building)" -le 1000 ] || fail "$(stat fate.building) launches went out while being built"
 }

@@ -478,12 +478,14 @@ void ag_build_finish(ag_build_req *q, int run)
     int current = st->kind != AG_SK_DEAD && T->gen == q->gen && T->pieces[q->p].pending;
     if (current)
         T->pieces[q->p].pending = 0;
-    if (current && run && q->r)
+    int failed = current && run && q->r;
+    if (failed)
         build_failed(T, q->what, q->r);
     if (current && run && !q->r) {
         size_t est = piece_mem(T, q->p);
         if (reserve(st, T, est)) {
             ag_stat_inc(AG_ST_GRAPH_CACHE_FULL);
+            failed = 1;
         } else {
             uint32_t s = piece_start(T, q->p);
             for (uint32_t i = 0; i < q->n; i++) {
@@ -495,6 +497,10 @@ void ag_build_finish(ag_build_req *q, int run)
             q->g = NULL;
             q->x = NULL;
         }
+    }
+    if (failed) { /* as a build that fails where it is held: graphs off for a while (back-off) */
+        T->broken[AG_BREAK_GRAPH_API]++;
+        ag_benefit_failed(&T->ben);
     }
     ag_unlock(&st->mu);
     if (!current || !run)
