@@ -27,6 +27,7 @@ typedef struct ag_sighting {
 
 #define AG_LEARN_RING 4096   /* longest period detected: AG_LEARN_RING - 1 launches */
 #define AG_LEARN_LAST 1024   /* slots of the shape -> last position table */
+#define AG_LEARN_CHUNK 64    /* a periodic chunk's least length, in launches (cut_here) */
 
 /* Resting (why and how: DESIGN.md, "Resting"): launches are judged in windows; a window in
  * which less than 1/AG_LEARN_FRUIT of the launches repeated begins a rest. */

@@ -106,6 +106,35 @@ static void test_chunks_and_period(void)
     ag_learn_free(&L);
 }
 
+/* The chunk length in a long stretch of period p with max_nodes m: the last cut's length. */
+static int chunk_of(int p, uint32_t m)
+{
+    ag_learn L;
+    ag_closed c;
+    ag_learn_init(&L, m, 2, 3);
+    int last = 0;
+    for (int i = 0; i < 20 * (int)m; i++) {
+        uint32_t n = push(&L, i % p, &c);
+        if (n)
+            last = (int)n;
+    }
+    ag_learn_free(&L);
+    return last;
+}
+
+static void test_chunk_length(void)
+{
+    /* the fewest whole periods of at least AG_LEARN_CHUNK launches, not as many as fit in
+     * max_nodes: a sync every N iterations cuts fewer occurrences short (P3) */
+    CHECK_EQ(AG_LEARN_CHUNK, 64);
+    CHECK_EQ(chunk_of(8, 1024), 64);
+    CHECK_EQ(chunk_of(5, 1024), 65);
+    CHECK_EQ(chunk_of(64, 1024), 64);
+    CHECK_EQ(chunk_of(100, 1024), 100);
+    CHECK_EQ(chunk_of(30, 1024), 90);
+    CHECK_EQ(chunk_of(5, 16), 15); /* bounded by max_nodes */
+}
+
 static void test_period_not_splitting_synced_loops(void)
 {
     /* A loop of 7 launches + ordering point: the period is seen, but cuts must come only from
@@ -386,6 +415,7 @@ int main(void)
     test_shape_fingerprint();
     test_ordering_segments();
     test_chunks_and_period();
+    test_chunk_length();
     test_period_not_splitting_synced_loops();
     test_long_period();
     test_replay_resets();
