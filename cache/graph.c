@@ -209,6 +209,7 @@ void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T)
         P->exec = NULL;
         P->graph = NULL;
         P->pending = 0; /* (a build under way is for the old generation: thrown away) */
+        P->fresh = 0;
     }
     T->gen++;
     for (uint32_t i = 0; i < T->len; i++)
@@ -493,6 +494,7 @@ void ag_build_finish(ag_build_req *q, int run)
                 memcpy(T->nodes[s + i].attrs, q->nodes[i].attrs, sizeof q->nodes[i].attrs);
             }
             built(st, T, q->p, q->g, q->x, est, q->recs, q->arena);
+            T->pieces[q->p].fresh = 1;
             ag_stat_inc(AG_ST_WORKER_BUILDS);
             q->g = NULL;
             q->x = NULL;
@@ -647,12 +649,19 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
         ag_tmpl_drop_graph(st, T);
         return -1;
     }
-    if (!*built) { /* a launch right after an upload is not a typical one */
+    /* the first launch of a graph the worker built (uploaded on another stream) is as
+     * atypical as one right after a build here: no sample of the graph launch's cost (one
+     * made the estimate so large that P1 and D1 were never cut into pieces, H100 5af2918),
+     * nor of the occurrence's (*built) */
+    if (P->fresh) {
+        P->fresh = 0;
+        *built = 1;
+    } else if (!*built) { /* a launch right after an upload is not a typical one */
         uint64_t old = ag_graph_launch_ns(), d = te - tl;
         __atomic_store_n(&g_graph_launch_ns, old ? old - old / 8 + d / 8 : d, __ATOMIC_RELAXED);
+        if (path >= 0)
+            record_path(P, path, te - t0);
     }
-    if (path >= 0)
-        record_path(P, path, te - t0);
     lru_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
     uint32_t n = T->ends[p] - piece_start(T, p);

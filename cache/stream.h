@@ -54,6 +54,8 @@ typedef struct ag_piece {
     uint64_t upd_ns[2];              /* measured update + launch time, per path (EWMA) */
     uint32_t upd_n[2];               /* samples of each: 0 node by node, 1 whole graph */
     uint8_t pending;                 /* a build is with the worker (worker.h) */
+    uint8_t fresh;                   /* built by the worker, not launched yet: its first launch
+                                      * (after an upload on another stream) is no sample */
     uint32_t nkern;                  /* its kernel nodes (not memsets, not copies): set when
                                       * built, counted per replay (fate.replayed) */
 } ag_piece;
