@@ -5,8 +5,10 @@
 setup() {
     load helpers
     require_gpu
-    # deterministic graphing for correctness tests; the default policy is tested separately
-    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    # deterministic graphing for correctness tests, built where they are asked (replay counts
+    # do not depend on how fast the worker builds on a GPU shared with other tests); the
+    # default policy and the worker are tested separately
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0
 }
 
 graphed() { # at least one graph built and replayed
@@ -90,6 +92,20 @@ graphed() { # at least one graph built and replayed
     AUTOGRAPH_WORKER=1 same_results capture_worker --patterns=200 --captures=400
     [ "$(s worker.builds)" -ge 1 ] || fail "the worker built no graph"
     [ "$(s launches.in_app_capture)" -ge 1200 ]
+}
+
+@test "the worker (the default) builds: changing arguments, PDL, copy nodes, pieces: identical" {
+    # how many occurrences run eagerly while a graph is built depends on the load: only that
+    # the worker built what was replayed, and that nothing failed
+    for app in "tiny --iters=300 --vary=1" "pdl_decode --pdl=1 --iters=60" \
+               "solver --pinned=1 --iters=300" "tiny --n=64 --iters=300 --diverge-every=7"; do
+        # shellcheck disable=SC2086
+        AUTOGRAPH_WORKER=1 same_results $app
+        graphed
+        [ "$(s worker.builds)" -ge 1 ] || fail "$app: the worker built no graph: $stderr"
+        [ "$(s failures.build)" -eq 0 ] || fail "$app: $stderr"
+        [ "$(s failures.update)" -eq 0 ] || fail "$app: $stderr"
+    done
 }
 
 @test "several threads, own streams and per-thread default streams" {

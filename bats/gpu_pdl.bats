@@ -7,8 +7,10 @@
 setup() {
     load helpers
     require_gpu
-    # deterministic graphing for correctness tests; the default policy is tested separately
-    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    # deterministic graphing for correctness tests, built where they are asked (replay counts
+    # do not depend on how fast the worker builds on a GPU shared with other tests); the
+    # default policy and the worker are tested separately
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0
 }
 
 graphed() { # at least one graph built and replayed

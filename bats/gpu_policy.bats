@@ -96,7 +96,7 @@ setup() {
     # 64 kernels + sync, 130000 launches: graphed throughout, never resting (graphs always: a
     # trial lost on a GPU shared with other tests would rest the stream through its back-off,
     # which is the policy's business, not the learner's resting rule tested here)
-    AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always same_results tiny --n=64 --iters=2000
+    AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0 same_results tiny --n=64 --iters=2000
     assert_equal "$(s learning.rests)" 0
     [ "$(s graphs.replays)" -ge 1900 ] || fail "replays: $(s graphs.replays)"
 }
