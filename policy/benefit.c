@@ -9,8 +9,12 @@
 #define NOT_WORSE_PCT 2       /* the other measure may be worse by no more than noise */
 #define CLEAR_LOSS_PCT 10     /* a trial losing by this much ends early and backs off more */
 #define EARLY_SAMPLES 4       /* samples of each mode before a trial may end early */
+#define CLEAR_WIN_PCT 20      /* every graph sample this much faster than every eager one: a
+                               * trial may end early with graphs on */
 #define RECHECK_FIRST 64      /* occurrences before the first re-check of a win... */
 #define RECHECK_ON 4096       /* ...growing fourfold per confirmation up to this */
+#define RECHECK_COST_PCT 2    /* ...and never so soon that a re-check's eager occurrences cost
+                               * more than this share of the time it covers */
 #define BACKOFF_FIRST 64
 #define BACKOFF_MAX 16384
 #define TRIAL_MAX_OCC 96      /* a trial that cannot collect its samples decides anyway */
@@ -93,6 +97,23 @@ static uint64_t med_of(const uint64_t *v, unsigned n)
     return median(c, n);
 }
 
+/* The largest and smallest of v[0..n). */
+static uint64_t max_of(const uint64_t *v, unsigned n)
+{
+    uint64_t m = 0;
+    for (unsigned i = 0; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static uint64_t min_of(const uint64_t *v, unsigned n)
+{
+    uint64_t m = UINT64_MAX;
+    for (unsigned i = 0; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
 /* Off for the current back-off; the next one is `growth` times longer (capped). */
 static void turn_off(ag_benefit *b, uint32_t growth)
 {
@@ -112,6 +133,26 @@ static int better(uint64_t g, uint64_t e, unsigned pct)
 static int not_worse(uint64_t g, uint64_t e, unsigned pct)
 {
     return g * 100 <= e * (100 + pct);
+}
+
+/* Occurrences before a winner's re-check: the fourfold-growing `recheck`, but no sooner than
+ * its eager occurrences (about AG_BEN_SAMPLES, each slower than a graph one by e - g) cost
+ * RECHECK_COST_PCT of the graph occurrences between (D1, a decode step 4x faster as a graph,
+ * spent a fifth of its 100 steps eagerly in re-checks 64 and 256 occurrences apart). The win
+ * is taken from the measure that gained more. */
+static uint32_t recheck_wait(const ag_benefit *b, int gpu)
+{
+    uint64_t e = b->med_eager, g = b->med_graph;
+    if (gpu && b->gpu_graph && g && (double)b->gpu_eager / (double)b->gpu_graph > (double)e / (double)g) {
+        e = b->gpu_eager;
+        g = b->gpu_graph;
+    }
+    double w = b->recheck;
+    if (g && e > g) {
+        double need = (double)(e - g) / (double)g * AG_BEN_SAMPLES * 100.0 / RECHECK_COST_PCT;
+        w = need > w ? need : w;
+    }
+    return w >= RECHECK_ON ? RECHECK_ON : (uint32_t)w;
 }
 
 /* Graphs stay on when one measure wins by the margin and the other is not worse; without GPU
@@ -147,7 +188,7 @@ static void decide(ag_benefit *b)
         b->wins++;
         b->state = AG_BEN_ON;
         b->nocc = 0;
-        b->wait = b->recheck;
+        b->wait = recheck_wait(b, gpu);
         b->recheck = b->recheck >= RECHECK_ON / 4 ? RECHECK_ON : b->recheck * 4;
         b->backoff = BACKOFF_FIRST;
     } else {
@@ -169,13 +210,34 @@ static int clear_loss_so_far(const ag_benefit *b)
             !not_worse(med_of(b->gg, b->ngg), med_of(b->ge, b->nge), CLEAR_LOSS_PCT));
 }
 
+/* ...and when graphs already win beyond doubt on one measure (every graph sample faster than
+ * every eager one by CLEAR_WIN_PCT) while the other is not worse: every further eager
+ * occurrence would cost the program (a 4x win paid ~4 eager occurrences more per trial). */
+static int separated(const uint64_t *g, unsigned ng, const uint64_t *e, unsigned ne)
+{
+    return ng >= EARLY_SAMPLES && ne >= EARLY_SAMPLES &&
+           better(max_of(g, ng), min_of(e, ne), CLEAR_WIN_PCT);
+}
+
+static int clear_win_so_far(const ag_benefit *b)
+{
+    int host_ok = b->ng >= EARLY_SAMPLES && b->ne >= EARLY_SAMPLES &&
+                  not_worse(med_of(b->sg, b->ng), med_of(b->se, b->ne), NOT_WORSE_PCT);
+    if (!b->gpu_marked) /* no GPU view here: the host's alone */
+        return separated(b->sg, b->ng, b->se, b->ne);
+    int gpu_ok = b->ngg >= EARLY_SAMPLES && b->nge >= EARLY_SAMPLES &&
+                 not_worse(med_of(b->gg, b->ngg), med_of(b->ge, b->nge), NOT_WORSE_PCT);
+    return (separated(b->sg, b->ng, b->se, b->ne) && gpu_ok) ||
+           (separated(b->gg, b->ngg, b->ge, b->nge) && host_ok);
+}
+
 static int trial_done(const ag_benefit *b)
 {
     if (b->nocc >= TRIAL_MAX_OCC)
         return 1;
     int host = b->ng >= AG_BEN_SAMPLES && b->ne >= AG_BEN_SAMPLES;
     int gpu = !b->gpu_marked || (b->ngg >= AG_BEN_GPU_SAMPLES && b->nge >= AG_BEN_GPU_SAMPLES);
-    return (host && gpu) || clear_loss_so_far(b);
+    return (host && gpu) || clear_loss_so_far(b) || clear_win_so_far(b);
 }
 
 /* The probe found the GPU the bottleneck: eager, probed again after a back-off (a program's

@@ -27,6 +27,24 @@ static void run(ag_benefit *b, int n, uint64_t g, uint64_t e, uint64_t *t, int *
     }
 }
 
+/* Occurrences in the state ON before each of the next `k` re-check trials begins (a trial
+ * ends in the same timings). */
+static void on_runs_before_rechecks(ag_benefit *b, uint64_t g, uint64_t e, uint64_t *t,
+                                    int *graphs, int *on_runs, int k)
+{
+    int n = 0, prev_state = b->state;
+    for (int i = 0; i < k; i++)
+        on_runs[i] = 0;
+    for (int i = 0; i < 20000 && n < k; i++) {
+        if (b->state == AG_BEN_ON)
+            on_runs[n]++;
+        run(b, 1, g, e, t, graphs);
+        if (prev_state == AG_BEN_ON && b->state == AG_BEN_TRIAL)
+            n++;
+        prev_state = b->state;
+    }
+}
+
 static void test_graph_wins(void)
 {
     ag_benefit b;
@@ -40,20 +58,34 @@ static void test_graph_wins(void)
     CHECK_EQ(b.wins, 1);
     CHECK(b.med_graph == 30000);
     CHECK(b.med_eager == 100000);
-    /* stays on, re-checked after 64 occurrences, then after 256 (a short trial between) */
-    int on_runs[3] = { 0, 0, 0 }, k = 0, prev_state = b.state;
-    for (int i = 0; i < 2000 && k < 3; i++) {
-        if (b.state == AG_BEN_ON)
-            on_runs[k]++;
-        run(&b, 1, 30000, 100000, &t, &graphs);
-        if (prev_state == AG_BEN_ON && b.state == AG_BEN_TRIAL)
-            k++;
-        prev_state = b.state;
-    }
-    CHECK(on_runs[0] > 0 && on_runs[0] <= 64); /* part of the first 64 passed above */
-    CHECK_EQ(on_runs[1], 256);
+    /* a 3.3x win: re-checked only when a re-check's ~8 eager occurrences (70 us more each)
+     * cost at most 2% of the graph occurrences between: 8 * 70 / 30 / 2% = 933 of them, and
+     * never sooner than the growing floor (64, 256, 1024, ...) */
+    int on_runs[3];
+    on_runs_before_rechecks(&b, 30000, 100000, &t, &graphs, on_runs, 3);
+    CHECK(on_runs[0] > 0 && on_runs[0] <= 933); /* part of them passed above */
+    CHECK_EQ(on_runs[1], 933);
     CHECK_EQ(on_runs[2], 1024);
     CHECK_EQ(b.wins, 3);
+
+    /* a 10% win: re-checks 64, 256, 1024 occurrences apart (the floor) */
+    ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
+    graphs = 0;
+    run(&b, 40, 90000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    on_runs_before_rechecks(&b, 90000, 100000, &t, &graphs, on_runs, 3);
+    CHECK(on_runs[0] > 0 && on_runs[0] <= 64);
+    CHECK_EQ(on_runs[1], 256);
+    CHECK_EQ(on_runs[2], 1024);
+
+    /* a 100x win: the wait is capped (4096: a stream's phase can change) */
+    ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
+    graphs = 0;
+    run(&b, 40, 1000, 100000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK_EQ(b.wait, 4096);
 }
 
 static void test_eager_wins(void)
@@ -143,6 +175,64 @@ static void run_both(ag_benefit *b, int n, const both_t *m, uint64_t *t)
             memmove(&q[0], &q[1], (size_t)--nq * sizeof q[0]);
         }
     }
+}
+
+static void test_clear_win_ends_early(void)
+{
+    /* every graph sample 3x faster than every eager one: the trial ends at 4 samples of each
+     * (4 eager occurrences, not 8); the medians decide as ever */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
+    uint64_t t = 1;
+    int graphs = 0, n = 0;
+    while (b.state == AG_BEN_TRIAL && n < 100) {
+        run(&b, 1, 30000, 100000, &t, &graphs);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(b.ng >= 4 && b.ng < 8 && b.ne == 4);
+    CHECK(n <= 13);
+
+    /* a win whose samples overlap (noise: one graph sample as slow as the eager ones) takes
+     * all its samples */
+    ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
+    n = 0;
+    while (b.state == AG_BEN_TRIAL && n < 100) {
+        int want = ag_benefit_want_graph(&b);
+        ag_benefit_occurred(&b, want, 0, t);
+        t += want ? (n % 3 == 1 ? 100000 : 30000) : 100000;
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK_EQ(b.ng, 8);
+    CHECK_EQ(b.ne, 8);
+
+    /* the host's samples separate, the GPU's say graphs are 10% slower there: no early end,
+     * and graphs lose (one measure better, the other worse) */
+    ag_benefit_init(&b, 0, 8);
+    skip_probe(&b);
+    both_t m = { 30000, 100000, 44000, 40000, 0 }; /* (run_both one at a time: no lag) */
+    n = 0;
+    while (b.state == AG_BEN_TRIAL && n < 100) {
+        run_both(&b, 1, &m, &t);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(b.ng, 8);
+
+    /* the GPU's samples separate and the host's are equal (a full queue): early, on */
+    ag_benefit_init(&b, 0, 16);
+    skip_probe(&b);
+    both_t q = { 40000, 40000, 20000, 40000, 0 };
+    n = 0;
+    while (b.state == AG_BEN_TRIAL && n < 100) {
+        run_both(&b, 1, &q, &t);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(b.ngg >= 4 && b.ngg < 8 && b.nge < 8);
 }
 
 static void test_gpu_bound_async(void)
@@ -544,6 +634,7 @@ int main(void)
     test_stale_gpu_samples();
     test_short_sequences();
     test_clear_loss_ends_early();
+    test_clear_win_ends_early();
     test_graph_wins();
     test_eager_wins();
     test_aborts_and_failures();
