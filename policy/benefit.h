@@ -59,6 +59,7 @@ typedef struct ag_benefit {
     uint8_t gpu_bound;       /* the last probe found the GPU the bottleneck */
     uint8_t queued;          /* graph occurrences find earlier work still queued on the GPU:
                               * no pieces (the engine's plan reads it) */
+    uint8_t carried;         /* this trial began with its probe's eager samples */
     uint16_t nmarked;        /* occurrences marked in this probe or trial */
     uint32_t trial_id;       /* GPU samples carry the id of the trial they were marked in */
     uint32_t nocc;           /* occurrences since the state began */

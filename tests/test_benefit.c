@@ -410,6 +410,81 @@ static void test_probe_gpu_bound(void)
     CHECK(ag_benefit_want_graph(&b));
 }
 
+/* A trial's occurrences as the engine runs them: the previous occurrence's GPU interval
+ * arrives as the next begins, marked occurrences are told, the first `building` graph
+ * occurrences ran eagerly while the graph was built (no sample). Returns the eager ones. */
+static int trial_occs(ag_benefit *b, uint64_t *t, uint64_t hg, uint64_t he, uint64_t gg,
+                      uint64_t ge, int building, int max)
+{
+    int eager = 0, n = 0, prev = -1, prev_build = 0, built = 0;
+    uint32_t prev_id = 0;
+    while (b->state == AG_BEN_TRIAL && n++ < max) {
+        int want = ag_benefit_want_graph(b);
+        eager += !want;
+        if (prev >= 0)
+            ag_benefit_gpu(b, prev_id, prev, prev_build, prev ? gg : ge);
+        prev = -1;
+        if (ag_benefit_want_gpu_mark(b)) {
+            ag_benefit_marked(b);
+            prev = want;
+            prev_id = b->trial_id;
+        }
+        int build = want && built < building;
+        built += build;
+        prev_build = build;
+        ag_benefit_occurred(b, want, build, *t);
+        *t += want && !build ? hg : he;
+    }
+    return eager;
+}
+
+static void test_probe_samples_carried(void)
+{
+    /* a host-bound decode step (sync each step), 3.3x faster as a graph: the probe's eager
+     * samples are the trial's; the trial runs graphs only (three of them eager while the
+     * worker builds) and ends as soon as graphs win beyond doubt */
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 290);
+    uint64_t t = 1;
+    int first = 1, n = 0;
+    while (b.state == AG_BEN_PROBE && n < 20) {
+        probe_occ(&b, &t, 100000, 100000, 0, &first);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    CHECK(b.ne >= 3 && b.nge >= 3);
+    int eager = trial_occs(&b, &t, 30000, 100000, 30000, 100000, 3, 100);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK_EQ(eager, 0);
+    CHECK(b.med_eager == 100000 && b.gpu_eager == 100000);
+    CHECK(b.med_graph == 30000 && b.gpu_graph == 30000);
+
+    /* no better as a graph: the carried samples do not decide alone, the trial goes on in
+     * blocks (eager ones among them) and graphs stay off */
+    ag_benefit_init(&b, 0, 290);
+    first = 1;
+    n = 0;
+    while (b.state == AG_BEN_PROBE && n < 20) {
+        probe_occ(&b, &t, 100000, 100000, 0, &first);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    eager = trial_occs(&b, &t, 100000, 100000, 100000, 100000, 1, 100);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK(eager >= 4);
+
+    /* a winner's re-check has no probe before it: blocks, graph first, eager samples its own */
+    ag_benefit_init(&b, 0, 290);
+    b.state = AG_BEN_ON;
+    b.wait = 1;
+    ag_benefit_occurred(&b, 1, 0, t += 30000);
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    CHECK(!b.carried && b.ne == 0);
+    eager = trial_occs(&b, &t, 30000, 100000, 30000, 100000, 0, 100);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK_EQ(eager, 4);
+}
+
 static void test_probe_gpu_slower(void)
 {
     /* Never seen behind (the GPU catches up at each look), and its start-to-start interval
@@ -624,6 +699,7 @@ int main(void)
     test_payback_dormant();
     test_probe_gpu_bound();
     test_probe_gpu_slower();
+    test_probe_samples_carried();
     test_probe_one_behind_is_noise();
     test_probe_marks_bounded();
     test_queued_one_piece();
