@@ -91,16 +91,21 @@ setup() {
     assert_equal "$(stat flushes.side_stream)" 0
 }
 
+# (64 context slots: contexts 65-70 are graphed only if the destroyed ones' slots came back)
 @test "errors: context slots are reclaimed: the 70th context's streams are still graphed" {
     ag "$H/errors" ctxslots 1
     assert_success
     local one
     one="$(stat graphs.replays)"
     [ "$one" -ge 1 ] || fail "no replays with one context"
+    assert_output --partial "ctxslots: context 1 graph launches $one"
     ag "$H/errors" ctxslots 70
     assert_success
     assert_output --partial "PASS errors ctxslots"
     assert_equal "$(stat graphs.replays)" $((70 * one))
+    # every context as many as the one alone, the 70th included
+    assert_equal "$(grep -cx "ctxslots: context [0-9]* graph launches $one" <<<"$output")" 70
+    assert_output --partial "ctxslots: context 70 graph launches $one"
 }
 
 @test "errors: a profile holds no launch whose function has not run in this process" {

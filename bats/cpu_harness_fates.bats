@@ -63,10 +63,12 @@ PY
 }
 
 @test "fates: graphs built on the worker (held launches go out eagerly until their graph is there)" {
-    # (how many occurrences go out before the graph is there depends on the worker's pace)
-    agf AUTOGRAPH_WORKER=1 "$H/loop8" 50
+    # (how many occurrences go out before the graph is there depends on the worker's pace;
+    # HX_SETTLE: the loops go on until at least half their iterations ran from graphs, so
+    # that a worker that ran late on a loaded host still has its graphs counted)
+    agf AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$H/loop8" 50
     fates --dominant replayed,building --at-least building=8 --none "$UNUSUAL"
-    agf AUTOGRAPH_WORKER=1 AUTOGRAPH_PIECE=3 "$H/pieces" loop 40 15 3
+    agf AUTOGRAPH_WORKER=1 HX_SETTLE=1 AUTOGRAPH_PIECE=3 "$H/pieces" loop 40 15 3
     fates --dominant replayed,building --at-least building=15 --none "$UNUSUAL"
     agf AUTOGRAPH_WORKER=1 "$H/stress"
     fates --at-least building=1

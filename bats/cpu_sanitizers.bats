@@ -97,7 +97,7 @@ at_least() {
 }
 
 @test "sanitized: loop of 8 launches, graphs built on the worker and replayed" {
-    ag AUTOGRAPH_WORKER=1 "$H/loop8" 300
+    ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$H/loop8" 300
     clean
     assert_output --partial "PASS loop8"
     at_least worker.builds 1

@@ -10,8 +10,10 @@ load harness
 setup_file() { harness_require loop8 random fork exit_held unload stress pieces distinct; }
 setup() { harness_setup; }
 
-# agw [VAR=VALUE...] PROGRAM [ARGS...]: `ag` with the worker on.
-agw() { ag AUTOGRAPH_WORKER=1 "$@"; }
+# agw [VAR=VALUE...] PROGRAM [ARGS...]: `ag` with the worker on. HX_SETTLE: loop8 and pieces
+# go on past their iterations until at least half of them ran from graphs (harness.h): the
+# worker may run late on a loaded host, after a short loop is over.
+agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
 
 @test "worker: a loop's graph is built on the worker and replayed; nothing built on the launching thread" {
     agw "$H/loop8" 300

@@ -335,7 +335,12 @@ static void ptdsexit(long n)
     free(e);
 }
 
-/* ctxslots */
+/* ctxslots: each context's graph launches are printed ("ctxslots: context I graph launches
+ * G"). Before its loop, each stream launches W twice: its state is made there (at the second
+ * W, or the first), never in the loop. Else the watch (cache/watch.h) makes it at the loop's
+ * second iteration, or at its first launch when another pair's bits in the watch's filter
+ * match this one's -- which depends on heap addresses, so the replays would vary from run to
+ * run. */
 static void ctxslots(long n)
 {
     hx_init();
@@ -344,13 +349,24 @@ static void ctxslots(long n)
         CK(cuCtxCreate_v4(&c, NULL, 0, 0));
         CUfunction K[3];
         kernels(K, "cs");
+        CUfunction W = hx_kernel_rec("cs_w");
         CUstream s;
         CK(cuStreamCreate(&s, 0));
         hx_log *log = hx_log_new(64);
+        hx_rec(W, s, log, 9, 0);
+        hx_rec(W, s, log, 9, 1);
+        CK(cuStreamSynchronize(s));
+        hx_log_expect(log, 0, (hx_entry[]){ { 9, 0, 0 }, { 9, 1, 0 } }, 2, "ctxslots: W W", 0);
+        struct fakecuda_counters c0, c1;
+        fakecuda_counters(&c0);
         loop3(K, s, log, 0, 6);
+        fakecuda_counters(&c1);
+        printf("ctxslots: context %ld graph launches %llu\n", i + 1,
+               (unsigned long long)(c1.graph_launches - c0.graph_launches));
         CK(cuStreamDestroy_v2(s));
         CK(cuCtxDestroy_v2(c));
     }
+    fflush(stdout);
 }
 
 /* first */

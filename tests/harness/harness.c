@@ -63,6 +63,41 @@ double hx_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* ---- waiting for the library's worker ---------------------------------------------------- */
+
+static uint64_t graph_kernels(void)
+{
+    struct fakecuda_counters c;
+    fakecuda_counters(&c);
+    return c.graph_kernels_executed;
+}
+
+long hx_settle_init(hx_settle *st, long iters)
+{
+    const char *e = getenv("HX_SETTLE");
+    memset(st, 0, sizeof *st);
+    st->on = e && !strcmp(e, "1");
+    return st->on && iters < HX_SETTLE_MAX ? HX_SETTLE_MAX : iters;
+}
+
+int hx_settle_more(hx_settle *st, long it, long iters)
+{
+    if (it >= iters && (!st->on || st->graphed >= st->other))
+        return 0;
+    HX_ASSERT(!st->on || it < HX_SETTLE_MAX, "HX_SETTLE: after %ld iterations, %ld ran from graphs, %ld "
+              "not", it, st->graphed, st->other);
+    st->g0 = graph_kernels();
+    return 1;
+}
+
+void hx_settle_done(hx_settle *st, uint32_t kernels)
+{
+    if (graph_kernels() - st->g0 == kernels)
+        st->graphed++;
+    else
+        st->other++;
+}
+
 /* ---- logs ---------------------------------------------------------------------------------- */
 
 size_t hx_log_bytes(uint32_t cap)

@@ -97,4 +97,25 @@ void *hx_driver_sym(const char *name);
 /* Monotonic time in seconds. */
 double hx_now(void);
 
+/* ---- waiting for the library's worker -------------------------------------------------------- */
+/* With the worker on, a graph is there when that thread has run, which on a loaded host can be
+ * after the whole of a short loop. HX_SETTLE=1 in the environment makes a loop go on past its
+ * iterations until at least as many of them ran entirely from graphs (the fake's
+ * graph_kernels_executed) as not: the worker's results are then in the counts, however late
+ * it ran. At most HX_SETTLE_MAX iterations in all (then the loop fails). Without HX_SETTLE a
+ * loop runs its iterations, no more. */
+#define HX_SETTLE_MAX 20000L
+typedef struct hx_settle {
+    int on;
+    long graphed, other; /* iterations so far that ran entirely from graphs, and the others */
+    uint64_t g0;
+} hx_settle;
+/* Reads HX_SETTLE; returns the most iterations the loop may run (its log's size). */
+long hx_settle_init(hx_settle *st, long iters);
+/* Whether iteration `it` runs (of `iters`); when it does, its graph kernels are counted from
+ * now. */
+int hx_settle_more(hx_settle *st, long it, long iters);
+/* After iteration's synchronisation: it ran `kernels` kernels. */
+void hx_settle_done(hx_settle *st, uint32_t kernels);
+
 #endif

@@ -1,7 +1,8 @@
 /* Scenario a: a loop of one sequence of 8 launches of 4 different kernels (3 parameter
  * layouts) and a cuStreamSynchronize, constant arguments. After every synchronisation the
  * log must hold exactly the launches so far, in order, with their arguments. Two of the 8
- * launches go through a cuLaunchKernel found with dlsym on a libcuda.so.1 handle.
+ * launches go through a cuLaunchKernel found with dlsym on a libcuda.so.1 handle. HX_SETTLE=1:
+ * more iterations, until the worker's graph is in use (harness.h).
  *
  * Usage: loop8 [iterations=50] [keep]   (keep: the stream is not destroyed before exit) */
 #include <string.h>
@@ -16,11 +17,12 @@ int main(int argc, char **argv)
                C = hx_kernel_acc("loop_c"), D = hx_kernel_rec("loop_d");
     CUstream s;
     CK(cuStreamCreate(&s, 0));
-    hx_log *log = hx_log_new((uint32_t)(iters * 8 + 8));
+    hx_settle settle;
+    hx_log *log = hx_log_new((uint32_t)(hx_settle_init(&settle, iters) * 8 + 8));
     CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        unsigned, CUstream, void **, void **) = hx_driver_sym("cuLaunchKernel");
     uint64_t *acc = hx_dev_u64(1, 1), model = 1;
-    for (long it = 0; it < iters; it++) {
+    for (long it = 0; hx_settle_more(&settle, it, iters); it++) {
         hx_entry exp[8];
         hx_rec(A, s, log, 1, 10);
         exp[0] = (hx_entry){ 1, 10, 0 };
@@ -45,6 +47,7 @@ int main(int argc, char **argv)
         exp[7] = (hx_entry){ 8, 80, 0 };
         CK(cuStreamSynchronize(s));
         hx_log_expect(log, (uint32_t)(it * 8), exp, 8, "loop8", it);
+        hx_settle_done(&settle, 8);
     }
     if (!(argc > 2 && !strcmp(argv[2], "keep")))
         CK(cuStreamDestroy_v2(s));

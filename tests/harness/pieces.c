@@ -30,6 +30,8 @@
  *            AUTOGRAPH_MAX_HOLD_US, must release them; fails after 30 s).
  *   elapsed  the fake driver's cuEventElapsedTime: errors and a plausible value.
  *
+ * HX_SETTLE=1: more iterations, until the worker's graphs are in use (harness.h).
+ *
  * Usage: pieces MODE [iterations=40] [len=15] [first=2] [keep=0]
  * first: the first iteration whose piece ends are checked (the 3rd is the first held one);
  * keep=1: the stream is not destroyed (its sequences are in the stats report at exit). */
@@ -254,7 +256,8 @@ int main(int argc, char **argv)
     CUstream s = NULL; /* ptds: the per-thread default stream */
     if (!ptds)
         CK(cuStreamCreate(&s, 0));
-    g_log = hx_log_new((uint32_t)(iters * (len + 1) + 16));
+    hx_settle settle;
+    g_log = hx_log_new((uint32_t)(hx_settle_init(&settle, iters) * (len + 1) + 16));
     uint64_t *dev = hx_dev_u64(1, 7);
     CUevent ev;
     CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
@@ -263,7 +266,7 @@ int main(int argc, char **argv)
         HX_ASSERT(!pthread_create(&tb, NULL, thread_b, NULL), "pthread_create");
 
     uint32_t have = 0, nx = 0, nevent = 0;
-    for (long it = 0; it < iters; it++) {
+    for (long it = 0; hx_settle_more(&settle, it, iters); it++) {
         hx_entry exp[MAXLEN];
         /* the position of this iteration's event, or -1: from the 3rd iteration (the
          * template exists then) every 3rd, each at another position, so that no prefix cut
@@ -323,6 +326,7 @@ int main(int argc, char **argv)
         }
         CK(cuStreamSynchronize(ptds ? CU_STREAM_PER_THREAD : s));
         hx_log_expect(g_log, have, exp, len, "pieces", it);
+        hx_settle_done(&settle, len);
         have += len;
     }
     if (thread) {
