@@ -273,11 +273,14 @@ graph_launches_are() {
 
 # The trial's graph occurrences begin once the graph exists: built on the launching thread
 # (AUTOGRAPH_WORKER=0), not on the worker, which a loaded host may not run before the 150
-# iterations are over (the trial then never ends).
+# iterations are over (the trial then never ends); and measured from the first repeats
+# (AUTOGRAPH_BENEFIT=now): the payback estimate from the fake driver's launch cost, which
+# varies with the host's load and with FAKECUDA_TRACE, would otherwise decide whether the
+# probe and the trial begin within the 150 iterations at all.
 @test "marks: a template in its trial is timed on the (fake) GPU with cuEventElapsedTime" {
     local js="$BATS_TEST_TMPDIR/stats.json"
     run timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_MAX_HOLD_US=10000000 \
-        AUTOGRAPH_WORKER=0 AUTOGRAPH_STATS="$js" AUTOGRAPH_LOG=debug FAKECUDA_TRACE=1 \
+        AUTOGRAPH_WORKER=0 AUTOGRAPH_BENEFIT=now AUTOGRAPH_STATS="$js" AUTOGRAPH_LOG=debug FAKECUDA_TRACE=1 \
         "$H/pieces" loop 150 15
     assert_success
     assert_output --partial "PASS pieces loop"
@@ -295,7 +298,7 @@ graph_launches_are() {
     local js="$BATS_TEST_TMPDIR/stats.json"
     # the stream is kept to the end: sequences of live streams are reported
     run timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_MAX_HOLD_US=10000000 \
-        AUTOGRAPH_WORKER=0 AUTOGRAPH_STATS="$js" "$H/pieces" loop 150 15 2 1
+        AUTOGRAPH_WORKER=0 AUTOGRAPH_BENEFIT=now AUTOGRAPH_STATS="$js" "$H/pieces" loop 150 15 2 1
     assert_success
     run python3 -c '
 import json, sys
@@ -308,8 +311,5 @@ print(len(seqs), len(gpu))
     local nseq ngpu
     read -r nseq ngpu <<<"$output"
     [ "$nseq" -ge 1 ] || fail "the sequence of 15 launches is not in the stats JSON"
-    if [ "$ngpu" = 0 ]; then
-        skip "engine: the stats JSON's per-sequence gpu_graph_ns/gpu_eager_ns are never filled (cache/report.c collect_top copies med_graph/med_eager but not ag_benefit's gpu_graph/gpu_eager)"
-    fi
-    [ "$ngpu" -ge 1 ]
+    [ "$ngpu" -ge 1 ] || fail "no GPU times of the trial in the stats JSON: $(cat "$js")"
 }
