@@ -80,7 +80,7 @@ at_least() {
     local v
     v="$(stat "$1")"
     [ -n "$v" ] || fail "statistic $1 not printed"
-    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2"
+    [ "$v" -ge "$2" ] || fail "statistic $1 is $v, expected at least $2; the run's output: $output"
 }
 
 @test "sanitized: the fake driver alone (selftest)" {
@@ -131,6 +131,7 @@ at_least() {
         ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/spin" "$mode" 10
         clean
         assert_output --partial "PASS spin"
+        echo "mode $mode" # (shown if the next check fails: once 0 under two suites + TSan)
         at_least flushes.timeout 5
     done
 }
