@@ -27,6 +27,20 @@ static void run(ag_benefit *b, int n, uint64_t g, uint64_t e, uint64_t *t, int *
     }
 }
 
+/* A new sequence of length len, its probe skipped, tried with graph and eager intervals g
+ * and e until the trial decides (at most 100 occurrences): returns the occurrences it took. */
+static int trial_until_decided(ag_benefit *b, uint32_t len, uint64_t g, uint64_t e, uint64_t *t)
+{
+    int graphs = 0, n = 0;
+    ag_benefit_init(b, 0, len);
+    skip_probe(b);
+    while (b->state == AG_BEN_TRIAL && n < 100) {
+        run(b, 1, g, e, t, &graphs);
+        n++;
+    }
+    return n;
+}
+
 /* Occurrences in the state ON before each of the next `k` re-check trials begins (a trial
  * ends in the same timings). */
 static void on_runs_before_rechecks(ag_benefit *b, uint64_t g, uint64_t e, uint64_t *t,
@@ -182,14 +196,8 @@ static void test_clear_win_ends_early(void)
     /* every graph sample 3x faster than every eager one: the trial ends at 4 samples of each
      * (4 eager occurrences, not 8); the medians decide as ever */
     ag_benefit b;
-    ag_benefit_init(&b, 0, 8);
-    skip_probe(&b);
     uint64_t t = 1;
-    int graphs = 0, n = 0;
-    while (b.state == AG_BEN_TRIAL && n < 100) {
-        run(&b, 1, 30000, 100000, &t, &graphs);
-        n++;
-    }
+    int n = trial_until_decided(&b, 8, 30000, 100000, &t);
     CHECK_EQ(b.state, AG_BEN_ON);
     CHECK(b.ng >= 4 && b.ng < 8 && b.ne == 4);
     CHECK(n <= 13);
@@ -323,14 +331,8 @@ static void test_short_sequences(void)
 static void test_clear_loss_ends_early(void)
 {
     ag_benefit b;
-    ag_benefit_init(&b, 0, 8);
-    skip_probe(&b);
     uint64_t t = 1;
-    int graphs = 0, n = 0;
-    while (b.state == AG_BEN_TRIAL && n < 100) {
-        run(&b, 1, 150000, 100000, &t, &graphs);
-        n++;
-    }
+    int n = trial_until_decided(&b, 8, 150000, 100000, &t);
     CHECK_EQ(b.state, AG_BEN_OFF);
     CHECK(n <= 13); /* 4 graph + 4 eager samples (+ the first occurrence), not 8 + 8 */
     CHECK_EQ(b.backoff, 256);
