@@ -440,19 +440,25 @@ static int trial_occs(ag_benefit *b, uint64_t *t, uint64_t hg, uint64_t he, uint
     return eager;
 }
 
+/* A new sequence of length len probed until the probe decides (at most 20 occurrences), the
+ * GPU never behind, with host and GPU intervals `host` and `gpu`. */
+static void probe_until_decided(ag_benefit *b, uint32_t len, uint64_t *t, uint64_t host,
+                                uint64_t gpu)
+{
+    int first = 1, n = 0;
+    ag_benefit_init(b, 0, len);
+    while (b->state == AG_BEN_PROBE && n++ < 20)
+        probe_occ(b, t, host, gpu, 0, &first);
+}
+
 static void test_probe_samples_carried(void)
 {
     /* a host-bound decode step (sync each step), 3.3x faster as a graph: the probe's eager
      * samples are the trial's; the trial runs graphs only (three of them eager while the
      * worker builds) and ends as soon as graphs win beyond doubt */
     ag_benefit b;
-    ag_benefit_init(&b, 0, 290);
     uint64_t t = 1;
-    int first = 1, n = 0;
-    while (b.state == AG_BEN_PROBE && n < 20) {
-        probe_occ(&b, &t, 100000, 100000, 0, &first);
-        n++;
-    }
+    probe_until_decided(&b, 290, &t, 100000, 100000);
     CHECK_EQ(b.state, AG_BEN_TRIAL);
     CHECK(b.ne >= 3 && b.nge >= 3);
     int eager = trial_occs(&b, &t, 30000, 100000, 30000, 100000, 3, 100);
@@ -463,13 +469,7 @@ static void test_probe_samples_carried(void)
 
     /* no better as a graph: the carried samples do not decide alone, the trial goes on in
      * blocks (eager ones among them) and graphs stay off */
-    ag_benefit_init(&b, 0, 290);
-    first = 1;
-    n = 0;
-    while (b.state == AG_BEN_PROBE && n < 20) {
-        probe_occ(&b, &t, 100000, 100000, 0, &first);
-        n++;
-    }
+    probe_until_decided(&b, 290, &t, 100000, 100000);
     CHECK_EQ(b.state, AG_BEN_TRIAL);
     eager = trial_occs(&b, &t, 100000, 100000, 100000, 100000, 1, 100);
     CHECK_EQ(b.state, AG_BEN_OFF);
