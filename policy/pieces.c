@@ -3,6 +3,10 @@
 
 #define SPAN_GRAPHS 4   /* a sequence issued in less than this many graph launches: one piece */
 #define AMORTISE 4      /* a piece's graph launch costs at most 1/AMORTISE of its eager launches */
+#define GPU_NODE_NS 1000 /* the GPU's least time per kernel node of a graph (H100: 64 tiny kernels
+                          * in 66.9 us, P3's hand graph) */
+#define FAST_SHARE 6     /* a host that may not be twice as slow as the GPU: no piece longer than
+                          * 1/FAST_SHARE of the sequence */
 
 uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES])
 {
@@ -16,6 +20,8 @@ uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_
     if (m < 2)
         m = 2;
     uint64_t most = c->max_hold_ns ? c->max_hold_ns / 2 / held : len;
+    if (held < 2 * GPU_NODE_NS && most > (len + FAST_SHARE - 1) / FAST_SHARE)
+        most = (len + FAST_SHARE - 1) / FAST_SHARE;
     if (most < m)
         most = m;
     /* sizes from the end backwards: m, 2m, 4m, ... (each at most `most`) */

@@ -38,6 +38,34 @@ static void test_python_host_pipelined(void)
     CHECK_EQ(e[3], 46);
 }
 
+/* The longest piece of a plan of n pieces. */
+static uint32_t longest(const uint32_t *e, uint32_t n)
+{
+    uint32_t most = e[0];
+    for (uint32_t i = 1; i < n; i++)
+        most = e[i] - e[i - 1] > most ? e[i] - e[i - 1] : most;
+    return most;
+}
+
+static void test_fast_host_capped(void)
+{
+    /* D1 on the H100: 292 launches held 0.4 us apart, eager 4 us, graph launch 2.5 us. The
+     * doubling plan's first piece (103 launches) left the GPU waiting; no piece is longer than
+     * a sixth now (49), and the last pieces are still the smallest */
+    uint32_t e[AG_MAX_PIECES];
+    uint32_t n = plan(292, 400, 4000, 2500, 2000000, e);
+    CHECK(longest(e, n) <= 49 + 2); /* (+ what is left under the smallest piece) */
+    CHECK(e[n - 1] - e[n - 2] <= e[1] - e[0]);
+    CHECK(n <= AG_MAX_PIECES);
+    /* P1: 64 launches 0.6 us apart */
+    n = plan(64, 600, 4000, 2500, 2000000, e);
+    CHECK(longest(e, n) <= 11 + 2);
+    /* the same sequence from a Python host (13.2 us held): the GPU keeps up, doubling as
+     * before, up to what MAX_HOLD allows (1 ms / 13.2 us = 75 launches) */
+    n = plan(292, 13200, 4000, 2500, 2000000, e);
+    CHECK_EQ(longest(e, n), 75);
+}
+
 static void test_max_hold_caps_pieces(void)
 {
     /* 1 ms of host time per launch, MAX_HOLD 2 ms: no piece may be held over 1 ms, except
@@ -92,6 +120,7 @@ int main(void)
     test_queued_one_piece();
     test_fast_host_one_piece();
     test_python_host_pipelined();
+    test_fast_host_capped();
     test_max_hold_caps_pieces();
     test_piece_count_bounded();
     test_unknown_costs();
