@@ -6,12 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct block {
-    struct block *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char mem[];
-} block;
-
 typedef struct {
     const char *p, *end;
     json_doc *doc;
@@ -20,21 +14,7 @@ typedef struct {
 
 static void *alloc(json_doc *d, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    block *b = d->arena;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        block *nb = malloc(sizeof *nb + cap);
-        if (!nb)
-            return NULL;
-        nb->next = b;
-        nb->used = 0;
-        nb->cap = cap;
-        d->arena = b = nb;
-    }
-    void *r = b->mem + b->used;
-    b->used += n;
-    return r;
+    return ag_arena_alloc(&d->arena, n, 65536);
 }
 
 static void fail(parser *ps, const char *what)
@@ -299,11 +279,7 @@ static json *value(parser *ps, int depth)
 
 void json_free(json_doc *d)
 {
-    for (block *b = d->arena, *n; b; b = n) {
-        n = b->next;
-        free(b);
-    }
-    d->arena = NULL;
+    ag_arena_free(&d->arena);
     d->root = NULL;
 }
 

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "arena.h"
+
 typedef enum { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ } json_type;
 
 typedef struct json {
@@ -20,7 +22,7 @@ typedef struct json {
 typedef struct json_doc {
     json *root;
     char err[160];           /* why json_parse failed */
-    void *arena;
+    ag_arena arena;          /* the values */
 } json_doc;
 
 #define JSON_MAX_DEPTH 64

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #define MAX_NAME_ID (1u << 20)
-#define CHUNK ((size_t)1 << 20) /* records are kept in chunks of this size (a record: < 64 KiB) */
+#define CHUNK ((size_t)1 << 20) /* records are kept in blocks of this size (a record: < 64 KiB) */
 
 static int fail(char *err, size_t n, const char *path, const char *fmt, const char *detail)
 {
@@ -16,30 +16,14 @@ static int fail(char *err, size_t n, const char *path, const char *fmt, const ch
     return -1;
 }
 
-/* The records, copied out of the reader into chunks that never move (the calls and
+/* A record, copied out of the reader into the arena (whose blocks never move: the calls and
  * declarations point into them). */
-typedef struct chunk {
-    struct chunk *next;
-    size_t used, cap;
-    uint64_t data[]; /* 8-aligned: records are multiples of 8 */
-} chunk;
-
 static const ag_tr_hdr *keep(sim_trace *t, const void *rec, size_t size)
 {
-    chunk *c = t->chunks;
-    if (!c || c->cap - c->used < size) {
-        size_t cap = size > CHUNK ? size : CHUNK;
-        chunk *n = malloc(sizeof *n + cap);
-        if (!n)
-            return NULL;
-        n->next = c;
-        n->used = 0;
-        n->cap = cap;
-        t->chunks = c = n;
-    }
-    void *p = (char *)c->data + c->used;
+    void *p = ag_arena_alloc(&t->records, size, CHUNK);
+    if (!p)
+        return NULL;
     memcpy(p, rec, size);
-    c->used += size;
     t->len += size;
     return p;
 }
@@ -218,10 +202,7 @@ int sim_trace_read(const char *path, sim_trace *t, char *err, size_t errlen)
 
 void sim_trace_free(sim_trace *t)
 {
-    for (chunk *c = t->chunks, *n; c; c = n) {
-        n = c->next;
-        free(c);
-    }
+    ag_arena_free(&t->records);
     free(t->calls);
     free(t->decls);
     free(t->names);

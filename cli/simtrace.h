@@ -11,11 +11,12 @@
 #include <stdint.h>
 
 #include "cache/tracefmt.h"
+#include "arena.h"
 #include "traceread.h"
 
 /* One LAUNCH, OP or COPY record, in file order, with its GPU duration when the trace has one. */
 typedef struct sim_call {
-    const ag_tr_hdr *h;   /* the record (8-aligned, in sim_trace.chunks) */
+    const ag_tr_hdr *h;   /* the record (16-aligned, in sim_trace.records) */
     uint32_t gpu_ns;      /* from the AG_TR_GPU record of its seq */
     uint8_t has_gpu;
     uint8_t gpu_flags;    /* AG_TRG_* of that record (0: not recorded, an older file) */
@@ -29,7 +30,7 @@ typedef struct sim_decl {
 } sim_decl;
 
 typedef struct sim_trace {
-    struct chunk *chunks; /* the records, copied (simtrace.c) */
+    ag_arena records;     /* the records, copied (simtrace.c) */
     size_t len;           /* their bytes */
     const ag_tr_file *file;
     sim_call *calls;
