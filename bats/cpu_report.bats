@@ -56,7 +56,9 @@ jq_py() {
     [ "$(grep -cE "^  $pid +[0-9]+ +[0-9]+ .*st_[abc]" <<<"$output")" -eq "$seqs" ]
 }
 
-@test "report sums several processes and keeps one line each" {
+# two_processes: the stress and ptds harness programs, each writing its stats JSON; files: the
+# two files, total: their kernel launches.
+two_processes() {
     hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/stress"
     assert_success
     hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/ptds"
@@ -67,6 +69,10 @@ jq_py() {
     for f in "${files[@]}"; do
         total=$((total + $(jq_py "$f" 'sum(v for k, v in d["counters"].items() if k.startswith("launches.cuLaunch"))')))
     done
+}
+
+@test "report sums several processes and keeps one line each" {
+    two_processes
     run "$CLI" report "${files[@]}"
     assert_success
     assert_line --index 0 --regexp "^2 processes, $total launches"
@@ -155,15 +161,7 @@ JSON
 }
 
 @test "report: where every launch went, shares that add up to 100%" {
-    hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/stress"
-    assert_success
-    hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/ptds"
-    assert_success
-    files=("$T"/s.*.json)
-    total=0
-    for f in "${files[@]}"; do
-        total=$((total + $(jq_py "$f" 'sum(v for k, v in d["counters"].items() if k.startswith("launches.cuLaunch"))')))
-    done
+    two_processes
     run "$CLI" report "${files[@]}"
     assert_success
     assert_line "Where every launch went (all processes)"
