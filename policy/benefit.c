@@ -51,13 +51,8 @@ static void start_trial(ag_benefit *b)
  * and are dropped. */
 static void start_trial_after_probe(ag_benefit *b)
 {
-    uint64_t se[AG_BEN_SAMPLES], ge[AG_BEN_SAMPLES];
-    uint8_t ne = b->ne, nge = b->nge;
-    memcpy(se, b->se, sizeof se);
-    memcpy(ge, b->ge, sizeof ge);
+    uint8_t ne = b->ne, nge = b->nge; /* (start_measure clears the counts, not se[] and ge[]) */
     start_measure(b, AG_BEN_TRIAL);
-    memcpy(b->se, se, sizeof se);
-    memcpy(b->ge, ge, sizeof ge);
     b->ne = ne;
     b->nge = nge;
     b->gpu_marked = nge > 0;
@@ -169,7 +164,8 @@ static int not_worse(uint64_t g, uint64_t e, unsigned pct)
 static uint32_t recheck_wait(const ag_benefit *b, int gpu)
 {
     uint64_t e = b->med_eager, g = b->med_graph;
-    if (gpu && b->gpu_graph && g && (double)b->gpu_eager / (double)b->gpu_graph > (double)e / (double)g) {
+    if (gpu && b->gpu_graph && g &&
+        (double)b->gpu_eager / (double)b->gpu_graph > (double)e / (double)g) {
         e = b->gpu_eager;
         g = b->gpu_graph;
     }
@@ -247,10 +243,10 @@ static int separated(const uint64_t *g, unsigned ng, const uint64_t *e, unsigned
 
 static int clear_win_so_far(const ag_benefit *b)
 {
-    int host_ok = b->ng >= EARLY_SAMPLES && b->ne >= EARLY_SAMPLES &&
-                  not_worse(med_of(b->sg, b->ng), med_of(b->se, b->ne), NOT_WORSE_PCT);
     if (!b->gpu_marked) /* no GPU view here: the host's alone */
         return separated(b->sg, b->ng, b->se, b->ne);
+    int host_ok = b->ng >= EARLY_SAMPLES && b->ne >= EARLY_SAMPLES &&
+                  not_worse(med_of(b->sg, b->ng), med_of(b->se, b->ne), NOT_WORSE_PCT);
     int gpu_ok = b->ngg >= EARLY_SAMPLES && b->nge >= EARLY_SAMPLES &&
                  not_worse(med_of(b->gg, b->ngg), med_of(b->ge, b->nge), NOT_WORSE_PCT);
     return (separated(b->sg, b->ng, b->se, b->ne) && gpu_ok) ||
