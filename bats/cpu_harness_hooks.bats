@@ -8,11 +8,11 @@
 
 load harness
 
-setup_file() { harness_require ctxrecord legacygrid funcattr curctx; }
+setup_file() { harness_require ctxrecord legacygrid funcattr curctx fnclass; }
 setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
 
-@test "fake driver alone: context records, deprecated launches, attribute snapshots, current context" {
-    for p in ctxrecord legacygrid funcattr curctx; do
+@test "fake driver alone: context records, deprecated launches, attribute snapshots, current context, kernel copies" {
+    for p in ctxrecord legacygrid funcattr curctx fnclass; do
         run timeout 60 "$H/$p"
         assert_success
         assert_output --partial "PASS $p"
@@ -44,14 +44,31 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     assert_success
     assert_output --partial "PASS funcattr"
     # 6 cycles of 6 iterations, one per kind of call: iterations 2..4 of each replay (3..4 in
-    # cycles 0 and 3, below; the
-    # program checks it per cycle). The caches are dropped once per change (6, +1 for the model
-    # check at the end) and once for each attribute first set after the engine started
-    # (cuKernelSetAttribute, cuFuncSetCacheConfig, cuKernelSetCacheConfig: 3); the 24
-    # same-value sets drop nothing.
+    # cycles 0 and 3, below; the program checks it per cycle). Each cycle's change drops the
+    # graph that holds X (6), and the first set of an attribute not known yet may drop one
+    # more; nothing is invalidated wholesale (no unload), and the 24 same-value sets drop
+    # nothing.
     # 3 replays in each cycle, 2 in the two that open with a function never launched on the
     # stream (cycles 0 and 3: the stream is only watched until it repeats, cache/watch.h)
     at_least graphs.replays 16
-    assert_equal "$(stat cache.invalidations)" 10
+    at_least cache.attr_drops 6
+    [ "$(stat cache.attr_drops)" -le 9 ] || fail "more graphs dropped than attribute changes"
+    assert_equal "$(stat cache.invalidations)" 0
+    no_failures
+}
+
+@test "function classes: copies of one kernel in other modules share a template's nodes" {
+    ag "$H/fnclass" 40 4 31
+    assert_success
+    assert_output --partial "PASS fnclass"
+    # 4 copies of attn, two steps each in turn, 40 steps: one template (not one per copy), its
+    # attn nodes switched by exec updates; replays from step 2 on, but for the steps whose
+    # graph the change in step 31 dropped (rebuilt at the next replay).
+    assert_equal "$(stat sequences.templates)" 1
+    at_least graphs.replays 33
+    [ "$(fc exec_node_updates)" -ge 30 ] || fail "the attn nodes did not change function"
+    # the first values set for copies no graph holds dropped nothing; the change did
+    assert_equal "$(stat cache.attr_drops)" 1
+    assert_equal "$(stat cache.invalidations)" 0
     no_failures
 }

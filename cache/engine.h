@@ -50,6 +50,10 @@ void ag_order_all(void);                        /* frees, context sync: everythi
 CUresult ag_order_all_call(void);               /* the same for an application's call: also
                                                  * the error of a stream it launched on */
 CUresult ag_order_invalidate(void);             /* unloads, context teardown: drop all caches */
+/* Function h's attributes change (funcattr.c): before the change (drop 0), what streams hold
+ * goes out where a held launch is of h (order.c says what h reaches); after it (drop 1), the
+ * graphs with a node of h, and every graph build under way, are dropped. */
+void ag_order_func(const void *h, int drop);
 CUresult ag_order_stream_destroy(CUstream s);
 /* r, the real call's result, or `pending` (an error from ag_order_*) when r is CUDA_SUCCESS;
  * when both are errors, r, and `pending` stays on stream s for its next call. */

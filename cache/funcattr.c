@@ -63,6 +63,8 @@ static void fork_child(void)
     g_fa_lock = fresh;
 }
 static pthread_once_t g_fa_once = PTHREAD_ONCE_INIT;
+
+
 static void fa_init(void) { pthread_atfork(fork_prepare, fork_after, fork_child); }
 
 int ag_funcattr_begin(const void *h, int attr, int dev, int v)
@@ -75,7 +77,7 @@ int ag_funcattr_begin(const void *h, int attr, int dev, int v)
     pthread_rwlock_wrlock(&g_fa_lock);
     if (known_same(h, attr, dev, v)) /* another thread set it meanwhile */
         return AG_FA_SAME_EXCL;
-    ag_order_all();
+    ag_order_func(h, 0);
     return AG_FA_CHANGE;
 }
 
@@ -113,7 +115,7 @@ void ag_funcattr_end(const void *h, int attr, int dev, int v, int how, CUresult 
 {
     if (how == AG_FA_CHANGE) {
         if (r == CUDA_SUCCESS) {
-            ag_order_invalidate(); /* nothing built under the old value is replayed */
+            ag_order_func(h, 1); /* nothing built under the old value is replayed */
             if (h)
                 remember(h, attr, dev, v);
         } else if (h) {

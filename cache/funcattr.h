@@ -10,8 +10,9 @@
  *     CUresult r = <the real call>;
  *     ag_funcattr_end(h, attr, dev, v, how, r);
  *
- * For a new value, begin flushes every held launch (they run under the old value) and end,
- * when the driver took it, drops every template and graph, then remembers the value. The
+ * For a new value, begin flushes the held launches of the function (they run under the old
+ * value) and end, when the driver took it, drops the graphs that hold the function (and any
+ * build under way), then remembers the value (what a change reaches: order.c, reach_of). The
  * real call runs under a lock, shared by same-value calls and exclusive for changes, so that
  * what is remembered is always what the driver has, even when threads race. */
 #ifndef AG_FUNCATTR_H

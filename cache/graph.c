@@ -57,15 +57,16 @@ static void **scratch_ptrs(build_src *b, uint32_t n)
     return b->ptrs;
 }
 
-/* Kernel node parameters of node n for launch r: its arguments and dimensions. */
+/* Kernel node parameters of node n for launch r: its function (of n's class), arguments and
+ * dimensions. */
 static int fill(build_src *b, const ag_node *n, const ag_rec *r, CUDA_KERNEL_NODE_PARAMS *p)
 {
     memset(p, 0, sizeof *p);
     if (n->lay->is_kernel) {
-        p->kern = (CUkernel)n->shape.fn;
+        p->kern = (CUkernel)r->lay->handle;
         p->ctx = n->shape.ctx;
     } else {
-        p->func = (CUfunction)n->shape.fn;
+        p->func = (CUfunction)r->lay->handle;
     }
     p->gridDimX = r->dims.grid[0];
     p->gridDimY = r->dims.grid[1];
@@ -351,6 +352,7 @@ static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec 
         memcpy(n->graph_vals, blob, n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
         n->exec_dims = n->graph_dims = recs[i - s].dims;
+        n->exec_fn = n->graph_fn = recs[i - s].lay->handle;
     }
     P->graph = g;
     P->exec = x;
@@ -402,8 +404,17 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
 
 /* ---- building on the worker ------------------------------------------------------------- */
 
+/* Bumped by ag_graph_builds_void: a request made before is thrown away when it finishes. */
+static atomic_uint g_builds_epoch;
+
+void ag_graph_builds_void(void)
+{
+    atomic_fetch_add(&g_builds_epoch, 1);
+}
+
 struct ag_build_req {
     ag_stream *st;
+    unsigned epoch;                  /* g_builds_epoch when it was made */
     ag_tmpl *T;                      /* valid while st is not retired (checked under st->mu) */
     uint32_t p, gen, n;
     CUcontext ctx;
@@ -436,6 +447,7 @@ ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t 
     q->T = T;
     q->p = p;
     q->gen = T->gen;
+    q->epoch = atomic_load(&g_builds_epoch);
     q->n = n;
     q->ctx = st->ctx;
     q->nodes = (ag_node *)(q + 1);
@@ -477,6 +489,10 @@ void ag_build_finish(ag_build_req *q, int run)
     ag_tmpl *T = q->T;
     ag_lock(&st->mu);
     int current = st->kind != AG_SK_DEAD && T->gen == q->gen && T->pieces[q->p].pending;
+    if (current && q->epoch != atomic_load(&g_builds_epoch)) {
+        T->pieces[q->p].pending = 0; /* voided (ag_graph_builds_void): not current, not broken */
+        current = 0;
+    }
     if (current)
         T->pieces[q->p].pending = 0;
     int failed = current && run && q->r;
@@ -514,12 +530,12 @@ void ag_build_finish(ag_build_req *q, int run)
     free(q);
 }
 
-/* Whether held launch j has other argument values or launch dimensions than node n of the
- * exec. Large blocks are told apart by their value fingerprints first; equal fingerprints are
- * confirmed byte by byte. */
+/* Whether held launch j has another function, other argument values or launch dimensions
+ * than node n of the exec. Large blocks are told apart by their value fingerprints first;
+ * equal fingerprints are confirmed byte by byte. */
 static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t j)
 {
-    if (!dims_eq(&st->held[j].dims, &n->exec_dims))
+    if (!dims_eq(&st->held[j].dims, &n->exec_dims) || st->held[j].lay->handle != n->exec_fn)
         return 1;
     const uint8_t *b = held_blob(st, j);
     if (n->lay->size > 256 && ag_hash(b, n->lay->size) != n->exec_vhash)
@@ -578,6 +594,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
             memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
             n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
             n->exec_dims = st->held[i - s].dims;
+            n->exec_fn = st->held[i - s].lay->handle;
         }
         ag_stat_inc(AG_ST_UPD_NODE);
         ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
@@ -586,6 +603,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
         if (dims_eq(&st->held[i - s].dims, &n->graph_dims) &&
+            st->held[i - s].lay->handle == n->graph_fn &&
             !memcmp(held_blob(st, i - s), n->graph_vals, n->lay->size))
             continue;
         if (n->shape.kind == AG_KIND_COPY
@@ -595,6 +613,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
             return -2;
         memcpy(n->graph_vals, held_blob(st, i - s), n->lay->size);
         n->graph_dims = st->held[i - s].dims;
+        n->graph_fn = st->held[i - s].lay->handle;
     }
     CUgraphExecUpdateResultInfo info;
     if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info))
@@ -604,6 +623,7 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
         memcpy(n->exec_vals, n->graph_vals, n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
         n->exec_dims = n->graph_dims;
+        n->exec_fn = n->graph_fn;
     }
     ag_stat_inc(AG_ST_UPD_WHOLE);
     return UPD_WHOLE;

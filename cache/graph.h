@@ -34,6 +34,10 @@ void ag_build_run(ag_build_req *q, CUstream upload);
  * before it ran. Frees q. */
 void ag_build_finish(ag_build_req *q, int run);
 
+/* Every build under way when this is called is thrown away when it finishes (a function's
+ * attributes changed: funcattr.c). */
+void ag_graph_builds_void(void);
+
 /* Destroys T's graphs and execs, every piece's (T stays, and may be built again). */
 void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T);
 

@@ -54,7 +54,8 @@ static CUresult issue(ag_stream *st, const ag_rec *r)
                          d->block[2], d->smem, st->issue,
                          attrs ? (CUlaunchAttribute *)(st->arena + r->attrs) : NULL,
                          attrs ? s->nattrs : 0 };
-    ag_launch l = { (CUfunction)s->fn, { d->grid[0], d->grid[1], d->grid[2] },
+    /* (the function itself: s->fn is its class's, params.h) */
+    ag_launch l = { (CUfunction)r->lay->handle, { d->grid[0], d->grid[1], d->grid[2] },
                     { d->block[0], d->block[1], d->block[2] }, d->smem, st->issue, NULL, 0,
                     r->lay->nparams ? ptrs : NULL, NULL,
                     s->kind == AG_KIND_COOP ? AG_ENTRY_COOP : attrs ? AG_ENTRY_EX : AG_ENTRY_LAUNCH,

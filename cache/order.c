@@ -2,9 +2,12 @@
 /* Stream work and waits, synchronous copies, frees and context syncs, unloads, stream
  * destruction, captures. */
 #include <pthread.h>
+#include <string.h>
 
 #include "policy/log.h"
 #include "policy/stats.h"
+#include "cache/copy.h"
+#include "cache/driver.h"
 #include "cache/engine.h"
 #include "cache/flush.h"
 #include "cache/internal.h"
@@ -92,6 +95,118 @@ CUresult ag_order_all_call(void)
     return ag_engine_started() ? ag_flush_all_take() : CUDA_SUCCESS;
 }
 
+/* ---- a function's attributes change ------------------------------------------------------- */
+
+/* What a change of h's attributes reaches: launches and graph nodes of h itself, and -- a
+ * CUkernel and the CUfunction the driver makes of it in a context share their attributes --
+ * of the other kind of handle with the same name. Other functions with the same name and
+ * kind (another module's copy: cuDNN compiles one per sequence length, and sets its
+ * attributes before its first launch) are not reached, so their graphs stay. A handle the
+ * driver names nothing for reaches everything. */
+typedef struct reach {
+    const void *h;
+    int is_kernel, named;
+    char name[sizeof(((ag_layout *)0)->name)];
+} reach;
+
+static void reach_of(const void *h, reach *R)
+{
+    memset(R, 0, sizeof *R);
+    R->h = h;
+    if (!h)
+        return;
+    size_t off, sz;
+    const char *name = NULL;
+    /* the test params.c makes: a CUkernel is no CUfunction to cuFuncGetParamInfo */
+    R->is_kernel = ag_drv.cuFuncGetParamInfo((CUfunction)h, 0, &off, &sz) ==
+                   CUDA_ERROR_INVALID_HANDLE;
+    if (R->is_kernel ? !ag_drv.cuKernelGetName || ag_drv.cuKernelGetName(&name, (CUkernel)h)
+                     : !ag_drv.cuFuncGetName || ag_drv.cuFuncGetName(&name, (CUfunction)h))
+        name = NULL;
+    if (name && *name) {
+        strncpy(R->name, name, sizeof R->name - 1);
+        R->named = 1;
+    }
+}
+
+static int reaches(const reach *R, const void *fn, const ag_layout *lay)
+{
+    if (fn == R->h || !R->named)
+        return 1;
+    return lay->is_kernel != R->is_kernel &&
+           !strncmp(lay->name, R->name, sizeof lay->name - 1); /* (both cut alike) */
+}
+
+typedef struct func_req {
+    reach R;
+    int drop;
+    uint64_t me;
+    uint32_t flushed, dropped;
+} func_req;
+
+static int holds_reached(const ag_stream *st, const func_req *q)
+{
+    for (uint32_t i = 0; i < st->nheld; i++) {
+        const ag_rec *r = &st->held[i];
+        if (r->shape.kind != AG_KIND_COPY && reaches(&q->R, r->lay->handle, r->lay))
+            return 1;
+    }
+    return 0;
+}
+
+static int graph_reached(const ag_tmpl *T, const func_req *q)
+{
+    for (uint32_t i = 0; i < T->len; i++) {
+        const ag_node *n = &T->nodes[i];
+        if (n->node && n->shape.kind != AG_KIND_COPY &&
+            (reaches(&q->R, n->exec_fn, n->lay) || reaches(&q->R, n->graph_fn, n->lay)))
+            return 1;
+    }
+    return 0;
+}
+
+static void func_each(ag_stream *st, void *arg)
+{
+    func_req *q = arg;
+    if (st->kind == AG_SK_DEAD)
+        return;
+    ag_lock(&st->mu);
+    if (st->kind == AG_SK_DEAD) {
+    } else if (!q->drop) {
+        if (st->nheld && holds_reached(st, q)) {
+            /* as a free or context sync would: an ordering point for the thread's own streams */
+            ag_flush_foreign(st, AG_ST_FL_ALL, st->last_thread == q->me);
+            q->flushed++;
+        }
+    } else {
+        for (ag_tmpl *T = st->tmpls; T; T = T->next_all)
+            if (T->nbuilt && graph_reached(T, q)) {
+                ag_tmpl_drop_graph(st, T);
+                ag_stat_inc(AG_ST_ATTR_DROPS);
+                q->dropped++;
+            }
+    }
+    ag_sync_open(st);
+    ag_unlock(&st->mu);
+}
+
+void ag_order_func(const void *h, int drop)
+{
+    if (!ag_engine_started())
+        return;
+    func_req q;
+    memset(&q, 0, sizeof q);
+    reach_of(h, &q.R);
+    q.drop = drop;
+    q.me = ag_thread_id();
+    if (drop)
+        ag_graph_builds_void(); /* a build under way may hold the function: made again later */
+    ag_streams_each(func_each, &q);
+    if (q.flushed || q.dropped)
+        ag_log(AG_LOG_DEBUG, "a function attribute changed: %u stream%s flushed, %u graph%s "
+               "dropped", q.flushed, q.flushed == 1 ? "" : "s", q.dropped,
+               q.dropped == 1 ? "" : "s");
+}
 
 /* The first error a held launch left on a state being retired (the call retiring it returns
  * it: it is the last call that can). */

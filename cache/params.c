@@ -35,7 +35,15 @@ static unsigned g_npending;
 static void (*g_wake)(void);
 
 static entry *g_table;
-static entry *g_retired;   /* chained through hh.next after an unload */
+static entry *g_retired;
+
+/* Function classes (ag_layout.cls): class key -> the first member's handle, under g_lock. */
+typedef struct cls_entry {
+    uint64_t key;
+    void *rep;
+    UT_hash_handle hh;
+} cls_entry;
+static cls_entry *g_classes;   /* chained through hh.next after an unload */
 static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_uint g_epoch = 1;
 
@@ -112,7 +120,28 @@ static int query(void *h, ag_layout *out)
                                              ag_hash(out->sz, out->nparams * 4) * 31
                                        : 0 };
     out->ident = ag_hash(parts, sizeof parts);
+    if (name && *name) { /* the class key: parts without the module's kernel count */
+        parts[2] = out->is_kernel;
+        out->cls_key = ag_hash(parts, sizeof parts) | 1; /* (0: no class) */
+    }
     return 0;
+}
+
+/* Sets e's class: the representative of its key, or e itself. Under g_lock (writing). */
+static void join_class(entry *e)
+{
+    e->lay.cls = e->lay.handle;
+    if (!e->lay.cls_key)
+        return;
+    cls_entry *c;
+    HASH_FIND(hh, g_classes, &e->lay.cls_key, sizeof c->key, c);
+    if (c) {
+        e->lay.cls = c->rep;
+    } else if ((c = calloc(1, sizeof *c))) {
+        c->key = e->lay.cls_key;
+        c->rep = e->lay.handle;
+        HASH_ADD(hh, g_classes, key, sizeof c->key, c);
+    }
 }
 
 /* A function seen for the first time: remembered, not asked about. */
@@ -160,6 +189,7 @@ static entry *probe(void *h)
         e = NULL;
     }
     if (!e) {
+        join_class(n);
         HASH_ADD_PTR(g_table, lay.handle, n);
         e = n;
         n = NULL;
@@ -298,6 +328,11 @@ void ag_layout_invalidate(void)
         HASH_DEL(g_table, e);
         e->hh.next = g_retired;
         g_retired = e;
+    }
+    cls_entry *c, *ctmp;
+    HASH_ITER(hh, g_classes, c, ctmp) {
+        HASH_DEL(g_classes, c);
+        free(c);
     }
     atomic_fetch_add_explicit(&g_epoch, 1, memory_order_release);
     pthread_rwlock_unlock(&g_lock);

@@ -22,6 +22,13 @@ typedef struct ag_layout {
     uint32_t *off, *sz;      /* nparams each */
     uint64_t ident;          /* the same kernel in another run: name, parameter layout and
                               * the size of its module (AUTOGRAPH_PROFILE) */
+    void *cls;               /* its class: the first function probed with the same full name,
+                              * parameter layout and handle kind (itself when first, or when the
+                              * driver gave no name). Launch shapes use it: members of a class
+                              * share graph nodes, whose function an exec update changes (as
+                              * cuDNN's runtime-compiled kernels, one module per sequence
+                              * length, ask). NULL until probed. */
+    uint64_t cls_key;        /* its fingerprint; 0: no name, a class of its own */
     char name[120];          /* kernel name, possibly cut, for stats and filters */
 } ag_layout;
 

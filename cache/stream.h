@@ -44,6 +44,8 @@ typedef struct ag_node {
     uint8_t *exec_vals, *graph_vals; /* lay->size bytes each: the exec's and the template's */
     uint64_t exec_vhash;
     ag_dims exec_dims, graph_dims;   /* launch dimensions, the same way */
+    void *exec_fn, *graph_fn;        /* the function, a member of shape.fn's class (params.h),
+                                      * the same way */
 } ag_node;
 
 /* One piece of a template's graph (pipelined replay: policy/pieces.h): launched as soon as

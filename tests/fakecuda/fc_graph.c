@@ -521,12 +521,15 @@ FC_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphE
         ;
     if (i == e->n) {
         r = CUDA_ERROR_INVALID_VALUE; /* not a node of the exec's graph */
-    } else if (k.def.fn != e->nodes[i].def.fn) {
-        r = CUDA_ERROR_INVALID_VALUE; /* the kernel of an exec node cannot change */
+    } else if (k.origin != e->nodes[i].origin &&
+               (k.ctx != e->nodes[i].ctx || k.fctx != e->nodes[i].fctx)) {
+        r = CUDA_ERROR_INVALID_VALUE; /* CUDA 13: a node's function may change, its context not */
     } else {
         k.coop = e->nodes[i].coop;
         k.priority = e->nodes[i].priority;
-        k.attrs = e->nodes[i].attrs; /* the exec's snapshot, from its instantiation */
+        if (k.origin == e->nodes[i].origin)
+            k.attrs = e->nodes[i].attrs; /* the exec's snapshot, from its instantiation */
+        /* (another function: its attributes now, as made by knode_from_params) */
         knode_clear(&e->nodes[i]);
         e->nodes[i] = k;
     }
@@ -565,8 +568,9 @@ FC_EXPORT CUresult CUDAAPI cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph 
                 bad = nd;
                 break;
             }
-            if (nd->k.def.fn != e->nodes[i].def.fn) {
-                res = CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
+            if (nd->k.origin != e->nodes[i].origin &&
+                (nd->k.ctx != e->nodes[i].ctx || nd->k.fctx != e->nodes[i].fctx)) {
+                res = CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED; /* (its context changed) */
                 bad = nd;
                 break;
             }
