@@ -23,7 +23,8 @@ measured() {
 
 @test "fake driver: every queue scenario passes without libautograph" {
     local m
-    for m in "gpubound 50" "hostbound 50" "phase 20 20" "p3 20 10" "p1 20 10" "diverge 50"; do
+    for m in "gpubound 50" "hostbound 50" "phase 20 20" "p3 20 10" "p1 20 10" "diverge 50" \
+        "variants 50"; do
         run timeout 60 "$H/queue" $m
         assert_success
         assert_output --partial "PASS queue ${m%% *}"
@@ -131,5 +132,18 @@ p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
     local d
     d="$(stat flushes.divergence)"
     [ "$d" -le 40 ] || fail "flushes.divergence $d: holds that broke off did not back off"
+    no_failures
+}
+
+@test "policy: decode-like variants and a prefill that break off holds are not turned off" {
+    # steps alternate between two variants differing at position 5, every fifth is a prefill
+    # differing at its second launch: breaking off there is another sequence's doing (or costs
+    # one held launch), so no back-off; before, 4 such holds turned the template off for 64
+    # occurrences at a time (8 replays in 400 steps)
+    measured "$H/queue" variants 400
+    assert_success
+    assert_output --partial "PASS queue variants"
+    assert_equal "$(stat policy.abort_backoffs)" 0
+    at_least graphs.replays 60
     no_failures
 }

@@ -137,6 +137,23 @@ static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k, uin
     return 1;
 }
 
+/* Whether U's first pos + k launches are those of the occurrence under way (its template's
+ * first pos, then the held ones), whatever U's pieces. */
+static int shares_prefix(const ag_stream *st, const ag_tmpl *U, uint32_t k)
+{
+    const ag_tmpl *T = st->cand;
+    uint32_t pos = st->pos;
+    if (U->len <= pos + k)
+        return 0;
+    for (uint32_t i = 0; i < pos; i++)
+        if (U->nodes[i].shape_hash != T->nodes[i].shape_hash)
+            return 0;
+    for (uint32_t i = 0; i < k; i++)
+        if (U->nodes[pos + i].shape_hash != st->held[i].shape_hash)
+            return 0;
+    return 1;
+}
+
 /* st->cand becomes U (held_prefix_of said it may): the piece being held is U's. */
 void ag_hold_switch(ag_stream *st, ag_tmpl *U)
 {
@@ -156,6 +173,13 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
         if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) &&
             ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, k, 1))
             return U;
+    /* none to switch to; but when the launches so far begin another template all the same
+     * (one eager now, or cut into other pieces), the occurrence was that one's: the stream runs
+     * several sequences with a common start (a decode step's variants), which is no reason to
+     * turn this one off */
+    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
+        if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) && shares_prefix(st, U, k))
+            st->diverged_to_sibling = 1;
     return NULL;
 }
 
@@ -344,8 +368,17 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
         T->broken[AG_BREAK_TIMEOUT]++;
     else if (!T->prof && reason == AG_ST_FL_COPY)
         T->broken[AG_BREAK_COPY]++;
+    /* A divergence is no reason to turn T off when at least as many launches went out as
+     * graphs as were held in vain, when the occurrence was another template's, or when it
+     * came at the second launch (one launch held: a decode loop's prefill starts as its steps
+     * do) */
+    int late = reason == AG_ST_FL_DIVERGE &&
+               (pos >= st->nheld || st->diverged_to_sibling || st->nheld <= 1);
+    st->diverged_to_sibling = 0;
     ag_issue_held(st, ag_fate_flushed(reason));
-    if (!T->prof) {
+    if (!T->prof && late) {
+        ag_benefit_diverged_late(&T->ben);
+    } else if (!T->prof) {
         uint32_t offs = T->ben.abort_offs;
         ag_benefit_aborted(&T->ben);
         if (T->ben.abort_offs != offs) {

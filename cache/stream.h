@@ -131,6 +131,9 @@ typedef struct ag_stream {
     uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
                                       * start none, and this says so without a lookup */
     uint32_t ntmpl;
+    uint8_t diverged_to_sibling;     /* the launch that ends the occurrence under way begins
+                                      * another template's (ag_switch_candidate): not the
+                                      * template's fault (ag_hold_abort) */
     uint8_t sattr;                   /* stream attributes a kernel node would not inherit are
                                       * set: its launches are not graphed (graph.h) */
     ag_skey key;

@@ -410,6 +410,11 @@ void ag_benefit_aborted(ag_benefit *b)
     }
 }
 
+void ag_benefit_diverged_late(ag_benefit *b)
+{
+    b->prev_t = 0;
+}
+
 void ag_benefit_rested(ag_benefit *b, uint32_t occ)
 {
     if (b->state != AG_BEN_OFF)

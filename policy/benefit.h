@@ -155,6 +155,10 @@ void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint
  * half every 32), turn graphs off for a back-off that doubles each time (and halves after 32
  * holds with no break). */
 void ag_benefit_aborted(ag_benefit *b);
+/* A hold that diverged after pieces of it went out as graphs (a decode step whose variant
+ * kernels differ from the template's past a point): those pieces were replayed, so it does
+ * not count as breaking off; no interval is measured across it either. */
+void ag_benefit_diverged_late(ag_benefit *b);
 
 /* Off (eager by policy): the engine let `occ` occurrences pass unseen (its stream rested
  * through them): they count towards the back-off. */

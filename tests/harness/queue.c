@@ -21,6 +21,11 @@
  *   diverge N    N iterations of 8 launches and a sync; three of four put, at position 5, a
  *                cooperative launch whose grid (part of its shape) is new each time: a hold
  *                that breaks off and a segment that never repeats.
+ *   variants N   N steps of 8 launches and a sync, as a decode loop's: steps alternate between
+ *                two variants that differ at position 5 (another kernel there), and every
+ *                fifth step is a "prefill" that differs at its second launch (a cooperative
+ *                launch with a new grid). Holds that break off there are another sequence's,
+ *                or cost one held launch: the variants must stay graphed.
  *
  * Usage: queue MODE [N=200] [M or W] */
 #include <sched.h>
@@ -182,6 +187,39 @@ static void diverge(CUstream s, hx_log *log, long n)
     }
 }
 
+static void variants(CUstream s, hx_log *log, long n)
+{
+    CUfunction K[8], V = hx_kernel_rec("q_v"), X = hx_kernel_rec("q_px");
+    char name[16];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "q_s%d", i);
+        K[i] = hx_kernel_rec(name);
+    }
+    uint32_t have = 0;
+    for (long it = 0; it < n; it++) {
+        hx_entry exp[8];
+        uint32_t m = 0, v = (uint32_t)it;
+        int prefill = it % 5 == 4, variant = (int)(it % 5) % 2;
+        for (uint32_t pos = 0; pos < 8; pos++) {
+            if (pos == 1 && prefill) {
+                uint32_t kid = 99;
+                void *p[] = { &log, &kid, &v };
+                CK(cuLaunchCooperativeKernel(X, (unsigned)(it % 60000) + 1, 1, 1, 1, 1, 1, 0, s,
+                                             p));
+                exp[m++] = (hx_entry){ 99, v, 0 };
+            } else {
+                CUfunction f = pos == 5 && variant ? V : K[pos];
+                uint32_t kid = pos == 5 && variant ? 50 : pos;
+                hx_rec(f, s, log, kid, v);
+                exp[m++] = (hx_entry){ kid, v, 0 };
+            }
+        }
+        CK(cuStreamSynchronize(s));
+        hx_log_expect(log, have, exp, m, "queue variants", it);
+        have += m;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "gpubound";
@@ -204,6 +242,8 @@ int main(int argc, char **argv)
         p3(s, log, n, m, !strcmp(mode, "p1"));
     } else if (!strcmp(mode, "diverge")) {
         diverge(s, log, n);
+    } else if (!strcmp(mode, "variants")) {
+        variants(s, log, n);
     } else {
         HX_ASSERT(0, "unknown mode %s", mode);
     }
