@@ -304,6 +304,18 @@ EOF
     assert_output --partial "bad --opt"
 }
 
+@test "--stats keeps the engine's stats file of the autograph run: every launch under one fate" {
+    trace launch
+    simulate_json "$T/l.json" "$T/launch.agt" --stats "$T/s.json"
+    run python3 "$BATS_TEST_DIRNAME/check_fates.py" "$T/s.json" --dominant replayed
+    assert_success
+    # the same launches as the simulation's own count, and as many replayed
+    [ "$(python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["fates"].values()))' "$T/s.json")" = "$(jv "$T/l.json" 't["autograph"]["launches"]')" ]
+    run "$CLI" simulate --costs "$COSTS" --stats "$T/x.json" "$T/launch.agt" "$T/launch.agt"
+    assert_failure 2
+    assert_output --partial "--stats takes one trace"
+}
+
 @test "the gate fails when a baseline is raised above the prediction, passes otherwise" {
     mkdir -p "$T/traces"
     cp "$ROOT/tests/traces/launch.agt.gz" "$T/traces/"

@@ -44,7 +44,7 @@
 
 #define MAX_OPTS 32
 static struct {
-    const char *costs, *json;
+    const char *costs, *json, *stats;
     int explain, measure;
     const char *opt[MAX_OPTS];
     int nopt;
@@ -524,6 +524,20 @@ static void explain_add(const char *fmt, ...)
     }
 }
 
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[1 << 14];
+    size_t n;
+    while (out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            break;
+    if (!out || fclose(out))
+        fprintf(stderr, "autograph simulate: cannot write %s\n", to);
+    if (in)
+        fclose(in);
+}
+
 /* The engine's report of its sequences (cache/report.c, through AUTOGRAPH_STATS), as lines. */
 static void explain_sequences(const char *path)
 {
@@ -537,6 +551,8 @@ static void explain_sequences(const char *path)
         dup2(fd, 2);
         close(fd);
     }
+    if (g.stats) /* --stats: the engine's own stats file, kept */
+        copy_file(path, g.stats);
     FILE *f = fopen(path, "rb");
     if (!f)
         return;
@@ -613,7 +629,7 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
     }
     g_engine_run = engine;
     char stats[64] = "";
-    if (engine && g.explain) {
+    if (engine && (g.explain || g.stats)) {
         snprintf(stats, sizeof stats, "/tmp/autograph-sim-%ld.json", (long)getpid());
         setenv("AUTOGRAPH_STATS", stats, 1);
     }
@@ -891,6 +907,8 @@ static void usage(FILE *f)
             "                     else bench/costs/default.json)\n"
             "  --json FILE        the results as JSON too\n"
             "  --explain          where the difference comes from, per cause and sequence\n"
+            "  --stats FILE       the engine's AUTOGRAPH_STATS JSON of the autograph run (one\n"
+            "                     trace only): fates, counters, sequences\n"
             "  --opt KEY=VALUE    an AUTOGRAPH_KEY option for the autograph run (repeatable)\n"
             "  --measure-engine   the engine's own time measured on this CPU (wall clock around\n"
             "                     each engine call, less the simulated driver's) instead of the\n"
@@ -964,6 +982,8 @@ int main(int argc, char **argv)
             g.json = argv[++i];
         } else if (!strcmp(a, "--explain")) {
             g.explain = 1;
+        } else if (!strcmp(a, "--stats") && i + 1 < argc) {
+            g.stats = argv[++i];
         } else if (!strcmp(a, "--measure-engine")) {
             g.measure = 1;
         } else if (!strcmp(a, "--opt") && i + 1 < argc) {
@@ -993,6 +1013,10 @@ int main(int argc, char **argv)
     }
     if (!ntraces) {
         usage(stderr);
+        return 2;
+    }
+    if (g.stats && ntraces > 1) {
+        fprintf(stderr, "autograph simulate: --stats takes one trace\n");
         return 2;
     }
     char path[PATH_MAX], err[512];
