@@ -71,6 +71,16 @@ graphed() { # at least one graph built and replayed
     graphed
 }
 
+@test "modcopies: one kernel in 4 modules shares one template; its node changes copy in exec updates" {
+    same_results modcopies --iters=200 --copies=4
+    graphed
+    # one sequence for every step whichever copy it runs (a template per copy without classes)
+    [ "$(s sequences.templates)" -eq 1 ] || fail "$(s sequences.templates) templates"
+    [ "$(s graphs.replays)" -ge 150 ]
+    [ "$(s failures.update)" -eq 0 ] || fail "the driver refused an exec update: $stderr"
+    [ "$(s cache.invalidations)" -eq 0 ]
+}
+
 @test "an event recorded mid-sequence, waited on by another stream" {
     same_results multistream --iters=200 --repeat=4
     graphed

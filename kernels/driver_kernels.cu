@@ -11,3 +11,14 @@ extern "C" __global__ void dk_mixed(unsigned *p, Mixed s, char k, double x) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   p[i] = drv_mixed(p[i], i, s, k, x);
 }
+
+// Per module: modcopies loads this image several times and sets each copy's salt, so that
+// which copy of dk_salted ran shows in the result (a graph node left on the wrong copy).
+extern "C" {
+__device__ unsigned dk_salt;  // (the block form: a definition, with the C name)
+}
+
+extern "C" __global__ void dk_salted(unsigned *p, unsigned a) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = drv_salted(p[i], i, a, dk_salt);
+}

@@ -28,3 +28,8 @@ DRV_HD uint32_t drv_mixed(uint32_t v, uint32_t i, Mixed s, char k, double x) {
   return (v ^ (uint32_t)(int64_t)s.d) * 0x2C1B3C6Du + (uint32_t)(unsigned char)s.c * 0x10000u +
          (uint32_t)(unsigned char)k * 0x100u + (uint32_t)(int64_t)(x * 4.0) + i;
 }
+
+// dk_salted(unsigned *p, unsigned a): with the module's own dk_salt.
+DRV_HD uint32_t drv_salted(uint32_t x, uint32_t i, uint32_t a, uint32_t salt) {
+  return (x ^ salt) * 0x9E3779B1u + a + i;
+}

@@ -18,7 +18,7 @@ KERNELS_DEPS    := $(wildcard kernels/*.h) kernels/kernels.mk
 KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs capture_worker threads threads-ptsz spin graph_first \
                   heavy irregular lifetime solver pdl_decode grow_grid pipeline50 multigpu
 # Driver API only (host C++, no cudart), and the apps linked with cuBLAS.
-KERNELS_DRIVER := driver_api driver_api-ptsz first_launch
+KERNELS_DRIVER := driver_api driver_api-ptsz first_launch modcopies
 KERNELS_CUBLAS := cublas_loop cublas_async cublas_once
 KERNELS_APPS   := $(KERNELS_STATIC) tiny-shared $(KERNELS_DRIVER) $(KERNELS_CUBLAS)
 # bench/costs.cu: the replay model's cost table (docs/MODEL.md), cudart + the driver API.
