@@ -154,8 +154,7 @@ CUresult ag_flush_all_take(void)
 
 static void exit_flush(ag_stream *st)
 {
-    ag_flush_foreign(st, AG_ST_FL_EXIT, 0);
-    ag_report_keep(st); /* its sequences stay in the stats report */
+    ag_flush_foreign(st, AG_ST_FL_EXIT, 0); /* (its sequences stay in the report: empty) */
 }
 
 void ag_ptds_thread_exit(void *unused)
@@ -224,6 +223,7 @@ void ag_stream_empty(ag_stream *st)
     AG_ASSERT(ag_lock_held(&st->mu));
     ag_flush_locked(st, AG_ST_FL_ALL);
     ag_profile_keep(st); /* what it learned outlives it in the profile */
+    ag_report_keep(st);  /* ... and in the stats report (a destroyed stream's, an unload's) */
     ag_tmpls_free(st);
     if (st->held) {
         ag_learn_free(&st->learn);

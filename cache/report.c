@@ -21,6 +21,26 @@ static pthread_mutex_t g_gone_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void collect_locked(ag_stream *st, top_acc *a);
 
+/* The same sequence kept before (learned again after an invalidation): its counts add up, and
+ * it moves up to its place. 1 when merged. */
+static int merge(top_acc *a, const ag_tmpl *T)
+{
+    int i = 0;
+    while (i < a->n && a->top[i].key != T->key)
+        i++;
+    if (i == a->n)
+        return 0;
+    a->nseq--; /* (one sequence, not two) */
+    a->top[i].replays += T->replays;
+    a->top[i].eager_runs += T->eager_runs;
+    for (; i > 0 && a->top[i - 1].replays < a->top[i].replays; i--) {
+        ag_seq_report t = a->top[i - 1];
+        a->top[i - 1] = a->top[i];
+        a->top[i] = t;
+    }
+    return 1;
+}
+
 void ag_report_keep(ag_stream *st)
 {
     pthread_mutex_lock(&g_gone_mu);
@@ -41,6 +61,8 @@ static void collect_locked(ag_stream *st, top_acc *a)
         a->nseq++;
         if (T->ben.med_eager > T->ben.med_graph && T->ben.med_graph)
             a->saved_us += (double)(T->ben.med_eager - T->ben.med_graph) * (double)T->replays / 1e3;
+        if (merge(a, T))
+            continue;
         int pos = a->n;
         while (pos > 0 && a->top[pos - 1].replays < T->replays)
             pos--;
