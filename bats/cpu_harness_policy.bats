@@ -24,7 +24,7 @@ measured() {
 @test "fake driver: every queue scenario passes without libautograph" {
     local m
     for m in "gpubound 50" "hostbound 50" "phase 20 20" "p3 20 10" "p1 20 10" "diverge 50" \
-        "variants 50"; do
+        "variants 50" "midstart 50"; do
         run timeout 60 "$H/queue" $m
         assert_success
         assert_output --partial "PASS queue ${m%% *}"
@@ -145,5 +145,17 @@ p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
     assert_output --partial "PASS queue variants"
     assert_equal "$(stat policy.abort_backoffs)" 0
     at_least graphs.replays 60
+    no_failures
+}
+
+@test "holds of a sequence that ordering points delimit begin only where a segment begins" {
+    # 50 odd steps K0 X K0 X K0 X between 50 even ones K0 K1 K2 K3: each odd step's first K0
+    # begins a hold that breaks off at X; its later K0s are mid-segment (before: 3 holds, 3
+    # divergence flushes per odd step)
+    ag "$H/queue" midstart 100
+    assert_success
+    assert_output --partial "PASS queue midstart"
+    at_least graphs.replays 45
+    [ "$(stat flushes.divergence)" -le 50 ] || fail "$(stat flushes.divergence) holds broke off"
     no_failures
 }

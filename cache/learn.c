@@ -125,6 +125,7 @@ static int close_segment(ag_learn *L, ag_closed *c)
     c->hashes = L->hashes;
     c->len = len;
     c->t0 = L->t0;
+    c->ordered = 0;
     return 1;
 }
 
@@ -282,7 +283,10 @@ int ag_learn_order(ag_learn *L, ag_closed *c)
     if (L->since_order > L->max_nodes / 2)
         period_restart(L); /* tracking stops here and starts afresh in the next long stretch */
     L->since_order = 0;
-    return L->len ? close_segment(L, c) : 0;
+    if (!L->len || !close_segment(L, c))
+        return 0;
+    c->ordered = 1;
+    return 1;
 }
 
 void ag_learn_replayed(ag_learn *L, uint32_t n)

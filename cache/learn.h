@@ -84,6 +84,7 @@ typedef struct ag_closed {
     const uint64_t *hashes;
     uint32_t len;
     uint64_t t0;
+    uint8_t ordered;         /* closed by an ordering point (not cut as a periodic chunk) */
 } ag_closed;
 
 int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats);

@@ -26,6 +26,11 @@
  *                fifth step is a "prefill" that differs at its second launch (a cooperative
  *                launch with a new grid). Holds that break off there are another sequence's,
  *                or cost one held launch: the variants must stay graphed.
+ *   midstart N   N steps and a sync each: even steps are the sequence K0 K1 K2 K3, odd ones
+ *                K0 X K0 X K0 X (X cooperative, a new grid each time: never a sequence). An
+ *                odd step's first K0 begins a hold that breaks off; its later K0s come mid-way
+ *                through the learner's segment and must not begin holds of a sequence that
+ *                ordering points delimit.
  *
  * Usage: queue MODE [N=200] [M or W] */
 #include <sched.h>
@@ -220,6 +225,37 @@ static void variants(CUstream s, hx_log *log, long n)
     }
 }
 
+static void midstart(CUstream s, hx_log *log, long n)
+{
+    CUfunction K[4], X = hx_kernel_rec("q_mx");
+    char name[16];
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "q_m%d", i);
+        K[i] = hx_kernel_rec(name);
+    }
+    uint32_t have = 0;
+    for (long it = 0; it < n; it++) {
+        hx_entry exp[6];
+        uint32_t m = 0, v = (uint32_t)it;
+        for (uint32_t pos = 0; pos < (it % 2 ? 6u : 4u); pos++) {
+            if (it % 2 && pos % 2) {
+                uint32_t kid = 99;
+                void *p[] = { &log, &kid, &v };
+                CK(cuLaunchCooperativeKernel(X, (unsigned)((it * 3 + pos) % 60000) + 1, 1, 1, 1,
+                                             1, 1, 0, s, p));
+                exp[m++] = (hx_entry){ 99, v, 0 };
+            } else {
+                uint32_t k = it % 2 ? 0 : pos;
+                hx_rec(K[k], s, log, k, v);
+                exp[m++] = (hx_entry){ k, v, 0 };
+            }
+        }
+        CK(cuStreamSynchronize(s));
+        hx_log_expect(log, have, exp, m, "queue midstart", it);
+        have += m;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "gpubound";
@@ -244,6 +280,8 @@ int main(int argc, char **argv)
         diverge(s, log, n);
     } else if (!strcmp(mode, "variants")) {
         variants(s, log, n);
+    } else if (!strcmp(mode, "midstart")) {
+        midstart(s, log, n);
     } else {
         HX_ASSERT(0, "unknown mode %s", mode);
     }
