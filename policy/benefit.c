@@ -31,6 +31,7 @@ static void start_measure(ag_benefit *b, uint8_t state)
     b->state = state;
     b->nocc = 0;
     b->ng = b->ne = b->ngg = b->nge = 0;
+    b->nspg = b->nspe = 0;
     b->gpu_marked = 0;
     b->nmarked = 0;
     b->looks = b->behind = b->glooks = b->gbehind = 0;
@@ -51,10 +52,12 @@ static void start_trial(ag_benefit *b)
  * and are dropped. */
 static void start_trial_after_probe(ag_benefit *b)
 {
-    uint8_t ne = b->ne, nge = b->nge; /* (start_measure clears the counts, not se[] and ge[]) */
+    uint8_t ne = b->ne, nge = b->nge, nspe = b->nspe; /* (start_measure clears the counts, not
+                                                       * se[], ge[] and spe[]) */
     start_measure(b, AG_BEN_TRIAL);
     b->ne = ne;
     b->nge = nge;
+    b->nspe = nspe;
     b->gpu_marked = nge > 0;
     b->carried = 1;
 }
@@ -118,6 +121,17 @@ static uint64_t med_of(const uint64_t *v, unsigned n)
     return median(c, n);
 }
 
+/* The lower quartile of v, left as it is: for span samples (ag_benefit_span), whose upward
+ * outliers are other work that happened to fall inside one occurrence (a collection in the
+ * interpreter, an update path tried out) -- the lower quantile is the occurrence's own cost. */
+static uint64_t q1_of(const uint64_t *v, unsigned n)
+{
+    uint64_t c[AG_BEN_SAMPLES];
+    memcpy(c, v, n * sizeof *v);
+    median(c, n); /* (sorts) */
+    return c[n / 4];
+}
+
 /* The largest and smallest of v[0..n). */
 static uint64_t max_of(const uint64_t *v, unsigned n)
 {
@@ -179,15 +193,24 @@ static uint32_t recheck_wait(const ag_benefit *b, int gpu)
 
 /* Graphs stay on when one measure wins by the margin and the other is not worse; without GPU
  * samples, the host's measure alone decides. */
+/* Whether the trial decides on its span samples (ag_benefit_span): all of them are in, and the
+ * intervals are too few to end the trial early. */
+static int spans_instead(const ag_benefit *b)
+{
+    return b->nspg >= AG_BEN_SAMPLES && b->nspe >= AG_BEN_SAMPLES &&
+           (b->ng < EARLY_SAMPLES || b->ne < EARLY_SAMPLES);
+}
+
 static void decide(ag_benefit *b)
 {
     b->trials++;
-    if (!b->ng || !b->ne) {
+    int spans = spans_instead(b);
+    if (!spans && (!b->ng || !b->ne)) {
         turn_off(b, 2);
         return;
     }
-    b->med_graph = med_of(b->sg, b->ng);
-    b->med_eager = med_of(b->se, b->ne);
+    b->med_graph = spans ? q1_of(b->spg, b->nspg) : med_of(b->sg, b->ng);
+    b->med_eager = spans ? q1_of(b->spe, b->nspe) : med_of(b->se, b->ne);
     int gpu = b->ngg && b->nge, on;
     b->gpu_graph = gpu ? med_of(b->gg, b->ngg) : 0;
     b->gpu_eager = gpu ? med_of(b->ge, b->nge) : 0;
@@ -255,7 +278,7 @@ static int clear_win_so_far(const ag_benefit *b)
 
 static int trial_done(const ag_benefit *b)
 {
-    if (b->nocc >= TRIAL_MAX_OCC)
+    if (b->nocc >= TRIAL_MAX_OCC || spans_instead(b))
         return 1;
     int host = b->ng >= AG_BEN_SAMPLES && b->ne >= AG_BEN_SAMPLES;
     int gpu = !b->gpu_marked || (b->ngg >= AG_BEN_GPU_SAMPLES && b->nge >= AG_BEN_GPU_SAMPLES);
@@ -377,6 +400,16 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
         }
         break;
     }
+}
+
+void ag_benefit_span(ag_benefit *b, int graph, int build, uint64_t span)
+{
+    if ((b->state != AG_BEN_TRIAL && (b->state != AG_BEN_PROBE || graph)) || build || !span)
+        return; /* (a probe's eager spans are carried into its trial, as its intervals are) */
+    if (graph && b->nspg < AG_BEN_SAMPLES)
+        b->spg[b->nspg++] = span;
+    else if (!graph && b->nspe < AG_BEN_SAMPLES)
+        b->spe[b->nspe++] = span;
 }
 
 void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint64_t ns)

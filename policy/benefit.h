@@ -60,6 +60,7 @@ typedef struct ag_benefit {
     uint8_t queued;          /* graph occurrences find earlier work still queued on the GPU:
                               * no pieces (the engine's plan reads it) */
     uint8_t carried;         /* this trial began with its probe's eager samples */
+    uint8_t nspg, nspe;      /* span samples taken in this trial (ag_benefit_span) */
     uint16_t nmarked;        /* occurrences marked in this probe or trial */
     uint32_t trial_id;       /* GPU samples carry the id of the trial they were marked in */
     uint32_t nocc;           /* occurrences since the state began */
@@ -70,6 +71,7 @@ typedef struct ag_benefit {
     uint64_t prev_t;         /* start of the previous occurrence; 0: none to measure from */
     uint64_t sg[AG_BEN_SAMPLES], se[AG_BEN_SAMPLES];
     uint64_t gg[AG_BEN_SAMPLES], ge[AG_BEN_SAMPLES];
+    uint64_t spg[AG_BEN_SAMPLES], spe[AG_BEN_SAMPLES];
     /* medians of the last finished trial (for stats); GPU ones 0 when not measured */
     uint64_t med_graph, med_eager, gpu_graph, gpu_eager;
     uint32_t abort_backoff;  /* wait after the next turn-off for breaking off: doubles */
@@ -144,6 +146,14 @@ void ag_benefit_replanned(ag_benefit *b);
 
 /* An occurrence began at time t (ns) in the given mode; `build`: its graph was built now. */
 void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t);
+
+/* An occurrence of a sequence that ordering points delimit took `span` ns from its first
+ * launch to its end (told before ag_benefit_occurred). A trial's host samples are the times
+ * from one occurrence to the next; where other sequences run between them (a decode step's
+ * variants take turns, and their breaking off resets the interval) a trial can end with none,
+ * and then decides on the spans, once it has AG_BEN_SAMPLES of each mode, rather than turning
+ * graphs off unmeasured. */
+void ag_benefit_span(ag_benefit *b, int graph, int build, uint64_t span);
 
 /* The GPU's time from the start of one occurrence (mode `graph`, marked in trial `trial_id`)
  * to the start of the next, ns. Samples of another trial, or of an occurrence that built its

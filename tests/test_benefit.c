@@ -696,8 +696,75 @@ static void test_payback_dormant(void)
     skip_probe(&b);
 }
 
+/* Variants of a decode step take turns: no two occurrences of a sequence follow each other, and
+ * its holds break off now and then (resetting the interval), so a trial gets no interval
+ * samples; it decides on the occurrences' spans once it has AG_BEN_SAMPLES of each mode (the
+ * eager ones carried from the probe), by their lower quartiles (upward outliers are other work
+ * that fell inside an occurrence). */
+static void test_spans_when_no_intervals(void)
+{
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 121);
+    /* the probe (no marks: two eager occurrences): its eager spans are kept for the trial */
+    for (int i = 0; i < 2; i++) {
+        ag_benefit_span(&b, 0, 0, 2800000);
+        ag_benefit_span(&b, 1, 0, 1); /* (a probe has no graph occurrences: ignored) */
+        ag_benefit_occurred(&b, 0, 0, 0);
+    }
+    CHECK_EQ(b.state, AG_BEN_TRIAL);
+    CHECK_EQ(b.nspe, 2);
+    CHECK_EQ(b.nspg, 0);
+    /* the trial: each occurrence told after its span, its interval never measured */
+    static const uint64_t g[] = { 2300000, 2400000, 3700000, 2350000,
+                                  3600000, 2450000, 3650000, 2380000 };
+    static const uint64_t e[] = { 2810000, 2830000, 3900000, 2820000,
+                                  2850000, 2840000, 2860000, 2870000 };
+    int n = 0, ng = 0, ne = 2;
+    while (b.state == AG_BEN_TRIAL && n < 100) {
+        int want = ag_benefit_want_graph(&b);
+        ag_benefit_span(&b, want, 0, want ? g[ng++ % 8] : e[ne++ % 8]);
+        ag_benefit_aborted(&b); /* (as a sibling's break-off: no interval across it) */
+        b.aborts = 0;
+        ag_benefit_occurred(&b, want, 0, 1000 + (uint64_t)n);
+        n++;
+    }
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(n < 40);                   /* as soon as the spans are in, not at the 96 limit */
+    CHECK(b.ng == 0 && b.ne == 0);   /* (no interval at all) */
+    CHECK(b.med_graph == 2380000);   /* the lower quartile (3rd of 8), not the 3.6 ms outliers */
+    CHECK(b.med_eager < 2850000);
+
+    /* the same when graphs are slower: off */
+    ag_benefit_init(&b, 0, 121);
+    skip_probe(&b);
+    for (int i = 0; i < 100 && b.state == AG_BEN_TRIAL; i++) {
+        int want = ag_benefit_want_graph(&b);
+        ag_benefit_span(&b, want, 0, want ? 3000000 : 2000000);
+        ag_benefit_aborted(&b);
+        b.aborts = 0;
+        ag_benefit_occurred(&b, want, 0, 1000 + (uint64_t)i);
+    }
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK(b.med_graph == 3000000 && b.med_eager == 2000000);
+
+    /* a loop whose occurrences follow each other decides on its intervals, as before: the
+     * spans (here the opposite verdict) are not used */
+    ag_benefit_init(&b, 0, 121);
+    skip_probe(&b);
+    uint64_t t = 1;
+    for (int i = 0; i < 100 && b.state == AG_BEN_TRIAL; i++) {
+        int want = ag_benefit_want_graph(&b);
+        ag_benefit_span(&b, want, 0, want ? 3000000 : 2000000);
+        ag_benefit_occurred(&b, want, 0, t);
+        t += want ? 1000000 : 2000000;
+    }
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(b.med_graph == 1000000 && b.med_eager == 2000000);
+}
+
 int main(void)
 {
+    test_spans_when_no_intervals();
     test_payback_dormant();
     test_probe_gpu_bound();
     test_probe_gpu_slower();
