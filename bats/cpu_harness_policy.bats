@@ -159,3 +159,15 @@ p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
     [ "$(stat flushes.divergence)" -le 50 ] || fail "$(stat flushes.divergence) holds broke off"
     no_failures
 }
+
+@test "policy: a variant whose steps begin as its sibling's hold is measured and graphed too" {
+    # queue variants in pieces of 4: a step of the second variant begins as a hold of the
+    # first, sends the first piece as its graph and breaks off at position 5; the learner sees
+    # only the rest, so the second variant's own occurrences were never counted and its probe
+    # never ended (9 replays in 400 steps before; 45-89 now)
+    measured AUTOGRAPH_PIECE=4 AUTOGRAPH_STATS="$BATS_TEST_TMPDIR/v.json" "$H/queue" variants 400
+    assert_success
+    assert_output --partial "PASS queue variants"
+    run python3 -c 'import json,sys; s=[q["replays"] for q in json.load(open(sys.argv[1]))["top_sequences"] if q["length"] == 8]; print(s); sys.exit(len(s) < 2 or min(s[:2]) < 25)' "$BATS_TEST_TMPDIR/v.json"
+    assert_success
+}

@@ -177,9 +177,9 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
      * (one eager now, or cut into other pieces), the occurrence was that one's: the stream runs
      * several sequences with a common start (a decode step's variants), which is no reason to
      * turn this one off */
-    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
+    for (ag_tmpl *U = b ? b->head : NULL; U && !st->sibling; U = U->next_first)
         if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) && shares_prefix(st, U, k))
-            st->diverged_to_sibling = 1;
+            st->sibling = U;
     return NULL;
 }
 
@@ -373,8 +373,13 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
      * came at the second launch (one launch held: a decode loop's prefill starts as its steps
      * do) */
     int late = reason == AG_ST_FL_DIVERGE &&
-               (pos >= st->nheld || st->diverged_to_sibling || st->nheld <= 1);
-    st->diverged_to_sibling = 0;
+               (pos >= st->nheld || st->sibling || st->nheld <= 1);
+    if (reason == AG_ST_FL_DIVERGE && st->sibling && pos) {
+        st->sib_done = st->sibling;
+        st->sib_t0 = st->occ_t0;
+        st->sib_pos = pos;
+    }
+    st->sibling = NULL;
     ag_issue_held(st, ag_fate_flushed(reason));
     if (!T->prof && late) {
         ag_benefit_diverged_late(&T->ben);

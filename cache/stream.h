@@ -133,9 +133,6 @@ typedef struct ag_stream {
     uint64_t first_bits[4];          /* bit (first_hash & 255) of every template: most launches
                                       * start none, and this says so without a lookup */
     uint32_t ntmpl;
-    uint8_t diverged_to_sibling;     /* the launch that ends the occurrence under way begins
-                                      * another template's (ag_switch_candidate): not the
-                                      * template's fault (ag_hold_abort) */
     uint8_t sattr;                   /* stream attributes a kernel node would not inherit are
                                       * set: its launches are not graphed (graph.h) */
     ag_skey key;
@@ -149,6 +146,13 @@ typedef struct ag_stream {
     uint32_t pos;                    /* launches of `cand` already replayed (whole pieces) */
     uint32_t piece;                  /* the piece being held */
     uint8_t occ_built;               /* the occurrence under way built a piece's graph */
+    /* A divergence into a sibling (ag_switch_candidate): the launches so far begin template
+     * `sibling` too, which then ran the occurrence (not cand's fault: ag_hold_abort). When
+     * pieces of cand went out first, the learner sees only the rest: `sib_done` is told the
+     * occurrence when that rest closes as sib_done's tail (ag_on_closed), from sib_t0. */
+    ag_tmpl *sibling, *sib_done;
+    uint64_t sib_t0;
+    uint32_t sib_pos;
     ag_tmpl *eager_tmpl;             /* the template whose eager occurrence the learning launches
                                       * seem to be (fate.c; only read while the state lives) */
     uint32_t eager_pos;              /* its launches so far */

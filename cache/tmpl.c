@@ -67,6 +67,32 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
     free(T);
 }
 
+/* How many first launches T and U share. */
+static uint32_t common_start(const ag_tmpl *T, const ag_tmpl *U)
+{
+    uint32_t m = U->len < T->len ? U->len : T->len, i = 0;
+    while (i < m && U->nodes[i].shape_hash == T->nodes[i].shape_hash)
+        i++;
+    return i;
+}
+
+/* T's plan aligned with its longest planned sibling (policy/pieces.h, ag_pieces_align). */
+static uint32_t align_siblings(ag_stream *st, const ag_tmpl *T, uint32_t *ends, uint32_t n)
+{
+    ag_bucket *b = ag_bucket_of(st, T->first_hash);
+    const ag_tmpl *V = NULL;
+    uint32_t common = 0;
+    for (const ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
+        uint32_t c = U == T || !U->planned || U->related || U->npieces < 2 ? 0
+                                                                           : common_start(T, U);
+        if (c > common) {
+            common = c;
+            V = U;
+        }
+    }
+    return V ? ag_pieces_align(V->ends, V->npieces, common, ends, n, T->len) : n;
+}
+
 /* Cuts T into pieces for pipelined replay (policy/pieces.h), from the host's time per launch
  * while T's launches are held and the graph and eager launch costs measured in this process,
  * and whether T's graph occurrences find the GPU still busy with earlier work (ben.queued:
@@ -102,6 +128,8 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
         n = ag_pieces_plan(T->len, &c, ends);
         T->planned = 1;
     }
+    if (n > 1 && !c.queued)
+        n = align_siblings(st, T, ends, n);
     if (n == T->npieces && !memcmp(ends, T->ends, n * sizeof *ends))
         return;
     ag_tmpl_drop_graph(st, T);
@@ -318,9 +346,27 @@ static void rest_backoff(ag_stream *st, ag_tmpl *T)
            (unsigned long long)T->key, (unsigned long long)n);
 }
 
+/* The closed segment is the tail of sib_done from sib_pos on (hold.c, ag_hold_abort): the
+ * occurrence was sib_done's, eager past the pieces its sibling's graph ran (so sib_done's
+ * probe and trial see its occurrences, which always begin as another template's hold). */
+static void sibling_done(ag_stream *st, const ag_closed *c)
+{
+    ag_tmpl *U = st->sib_done;
+    st->sib_done = NULL;
+    if (U->len != st->sib_pos + c->len)
+        return;
+    for (uint32_t i = 0; i < c->len; i++)
+        if (!ag_shape_eq(&U->nodes[st->sib_pos + i].shape, &c->shapes[i]))
+            return;
+    U->eager_runs++;
+    ag_tmpl_occurred(U, 0, 0, st->sib_t0);
+}
+
 void ag_on_closed(ag_stream *st, const ag_closed *c)
 {
     ag_sighting *s = c->s;
+    if (st->sib_done)
+        sibling_done(st, c);
     if (s->count == 1)
         ag_stat_inc(AG_ST_SEQ_SEEN);
     ag_tmpl *T = s->tmpl;
@@ -412,6 +458,7 @@ ag_tmpl *ag_discard_provisional(ag_tmpl *T)
 
 void ag_tmpls_free(ag_stream *st)
 {
+    st->sibling = st->sib_done = NULL;
     for (ag_tmpl *T = st->tmpls, *next; T; T = next) {
         next = T->next_all;
         ag_tmpl_free(st, T);

@@ -43,3 +43,24 @@ uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_
     }
     return n;
 }
+
+uint32_t ag_pieces_align(const uint32_t *sib, uint32_t nsib, uint32_t common,
+                         uint32_t ends[AG_MAX_PIECES], uint32_t n, uint32_t len)
+{
+    if (common < 2 || common >= len || !n)
+        return n;
+    uint32_t out[AG_MAX_PIECES], m = 0;
+    for (uint32_t i = 0; i < nsib && sib[i] <= common && m < AG_MAX_PIECES - 1; i++)
+        out[m++] = sib[i];
+    for (uint32_t i = 0; i < n && m < AG_MAX_PIECES; i++)
+        if (ends[i] > common && (!m || ends[i] > out[m - 1]))
+            out[m++] = ends[i];
+    if (!m || out[m - 1] != len) { /* (its own last end is len; gone only when out was full) */
+        if (m == AG_MAX_PIECES)
+            m--;
+        out[m++] = len;
+    }
+    for (uint32_t i = 0; i < m; i++)
+        ends[i] = out[i];
+    return m;
+}

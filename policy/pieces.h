@@ -41,4 +41,12 @@ typedef struct ag_piece_costs {
  * (1 <= n <= AG_MAX_PIECES). */
 uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES]);
 
+/* Sequences that start alike (a decode step's variants, whose kernels differ past some point)
+ * cut their common start at the same places, so that a hold leaving one for another where they
+ * part keeps its pieces and goes on as the other's. Given a sibling's ends sib[0..nsib) and
+ * the number of first launches the two share, rewrites this sequence's plan ends[0..n) (of
+ * len launches): the sibling's ends up to `common`, its own after. Returns the new count. */
+uint32_t ag_pieces_align(const uint32_t *sib, uint32_t nsib, uint32_t common,
+                         uint32_t ends[AG_MAX_PIECES], uint32_t n, uint32_t len);
+
 #endif

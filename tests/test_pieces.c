@@ -115,8 +115,49 @@ static void test_queued_one_piece(void)
     CHECK_EQ(plan(46, 13200, 2800, 2500, 2000000, e), 4);
 }
 
+static void test_align_siblings(void)
+{
+    /* HF decode's step variants: 121 launches, the same first 79. This one planned 0-8, 9-60,
+     * 61-92, ... on its own; its sibling cut at 28, 76, 100: within the common start the
+     * sibling's ends, after it its own */
+    static const uint32_t sib[] = { 28, 76, 100, 112, 118, 121 };
+    uint32_t e[AG_MAX_PIECES] = { 9, 61, 93, 109, 117, 121 };
+    uint32_t n = ag_pieces_align(sib, 6, 79, e, 6, 121);
+    static const uint32_t want[] = { 28, 76, 93, 109, 117, 121 };
+    CHECK_EQ(n, 6);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK_EQ(e[i], want[i]);
+    /* an own end right at the common start is dropped (the sibling has none there: a hold
+     * that sent that piece could not go on as the sibling's) */
+    uint32_t f[AG_MAX_PIECES] = { 40, 79, 100, 121 };
+    static const uint32_t sib2[] = { 50, 90, 121 };
+    n = ag_pieces_align(sib2, 3, 79, f, 4, 121);
+    static const uint32_t want2[] = { 50, 100, 121 };
+    CHECK_EQ(n, 3);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK_EQ(f[i], want2[i]);
+    /* nothing shared (or everything): the plan stays */
+    uint32_t g[AG_MAX_PIECES] = { 10, 20 };
+    CHECK_EQ(ag_pieces_align(sib2, 3, 1, g, 2, 20), 2);
+    CHECK(g[0] == 10 && g[1] == 20);
+    CHECK_EQ(ag_pieces_align(sib2, 3, 20, g, 2, 20), 2);
+    CHECK(g[0] == 10 && g[1] == 20);
+    /* never more than AG_MAX_PIECES, and the last end is the length */
+    uint32_t many[AG_MAX_PIECES], h[AG_MAX_PIECES];
+    for (uint32_t i = 0; i < AG_MAX_PIECES; i++) {
+        many[i] = 2 * (i + 1);
+        h[i] = 40 + 4 * (i + 1);
+    }
+    n = ag_pieces_align(many, AG_MAX_PIECES, 39, h, AG_MAX_PIECES, h[AG_MAX_PIECES - 1]);
+    CHECK(n <= AG_MAX_PIECES);
+    CHECK_EQ(h[n - 1], 40 + 4 * AG_MAX_PIECES);
+    for (uint32_t i = 1; i < n; i++)
+        CHECK(h[i] > h[i - 1]);
+}
+
 int main(void)
 {
+    test_align_siblings();
     test_queued_one_piece();
     test_fast_host_one_piece();
     test_python_host_pipelined();
