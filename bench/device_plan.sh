@@ -109,7 +109,7 @@ fw)
     AUTOGRAPH_STATS="$logs/stats_decode.%p.json" LD_PRELOAD=build/libautograph.so \
         $K/pdl_decode --iters=100 >/dev/null 2>&1
     AUTOGRAPH_STATS="$logs/stats_gpt2.%p.json" LD_PRELOAD=build/libautograph.so \
-        timeout 120 python3 bench/fw_hf_gpt2.py --iters=5 >/dev/null 2>&1
+        timeout 120 python3 bench/fw_hf_gpt2.py --iters=20 --warmup=3 >/dev/null 2>&1
     build/autograph report "$logs"/stats_decode.*.json >"$logs/report_decode.txt" 2>&1
     build/autograph report --markdown "$logs"/stats_gpt2.*.json >"$logs/report_gpt2.md" 2>&1
     head -60 "$logs/report_decode.txt" >>"$top/summary.txt"

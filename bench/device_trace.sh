@@ -49,7 +49,7 @@ declare -A NAME CMD
 row() { NAME[$1]=$2; CMD[$1]=$3; }
 row F1 torch_transformer "$PY bench/fw_torch_transformer.py --iters=60 --warmup=20"
 row F2 torch_train "$PY bench/fw_torch_train.py --iters=60 --warmup=20"
-row F4 hf_gpt2 "$PY bench/fw_hf_gpt2.py --iters=5 --warmup=2"
+row F4 hf_gpt2 "$PY bench/fw_hf_gpt2.py --iters=20 --warmup=3"
 row F6 torch_compile "$PY bench/fw_torch_compile.py --iters=60 --warmup=20"
 row F7 cnn_resnet50 "$PY bench/fw_cnn.py --iters=60 --warmup=20"
 row F3 cupy_loop "$PY bench/fw_cupy_loop.py --iters=200 --warmup=20"
