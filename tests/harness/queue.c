@@ -26,6 +26,11 @@
  *                fifth step is a "prefill" that differs at its second launch (a cooperative
  *                launch with a new grid). Holds that break off there are another sequence's,
  *                or cost one held launch: the variants must stay graphed.
+ *   cycle N W    N steps of 16 launches cycling through 4 kernels (W us of host work after
+ *                each) and a sync each; every 7th step has a fifth kernel inserted before its
+ *                10th launch (bench's tiny --diverge-every=7): in pieces of 4, the step's hold
+ *                breaks off inside its third piece, and the variant's tail is learned from
+ *                there (a segment that begins where a replay ended).
  *   midstart N   N steps and a sync each: even steps are the sequence K0 K1 K2 K3, odd ones
  *                K0 X K0 X K0 X (X cooperative, a new grid each time: never a sequence). An
  *                odd step's first K0 begins a hold that breaks off; its later K0s come mid-way
@@ -225,6 +230,33 @@ static void variants(CUstream s, hx_log *log, long n)
     }
 }
 
+static void cycle(CUstream s, hx_log *log, long n, long w)
+{
+    CUfunction K[5];
+    char name[16];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "q_c%d", i);
+        K[i] = hx_kernel_rec(name);
+    }
+    uint32_t have = 0;
+    for (long it = 0; it < n; it++) {
+        hx_entry exp[17];
+        uint32_t m = 0, v = (uint32_t)it;
+        for (uint32_t j = 0; j < 16; j++) {
+            if (j == 9 && (it + 1) % 7 == 0) {
+                hx_rec(K[4], s, log, 4, v);
+                exp[m++] = (hx_entry){ 4, v, 0 };
+            }
+            hx_rec(K[j % 4], s, log, j % 4, v);
+            exp[m++] = (hx_entry){ j % 4, v, 0 };
+            host_work(w);
+        }
+        CK(cuStreamSynchronize(s));
+        hx_log_expect(log, have, exp, m, "queue cycle", it);
+        have += m;
+    }
+}
+
 static void midstart(CUstream s, hx_log *log, long n)
 {
     CUfunction K[4], X = hx_kernel_rec("q_mx");
@@ -280,6 +312,8 @@ int main(int argc, char **argv)
         diverge(s, log, n);
     } else if (!strcmp(mode, "variants")) {
         variants(s, log, n);
+    } else if (!strcmp(mode, "cycle")) {
+        cycle(s, log, n, m);
     } else if (!strcmp(mode, "midstart")) {
         midstart(s, log, n);
     } else {
