@@ -125,7 +125,6 @@ static int close_segment(ag_learn *L, ag_closed *c)
     c->hashes = L->hashes;
     c->len = len;
     c->t0 = L->t0;
-    c->ordered = 0;
     return 1;
 }
 
@@ -256,11 +255,8 @@ static int grow(ag_learn *L)
 
 int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0, ag_closed *c)
 {
-    if (L->len == 0) {
+    if (L->len == 0)
         L->t0 = t0;
-        L->seg_at_order = L->at_order;
-    }
-    L->at_order = 0;
     if (AG_UNLIKELY(L->len == L->cap) && grow(L)) {
         L->len = 0; /* out of memory: this segment is dropped */
         return 0;
@@ -286,18 +282,12 @@ int ag_learn_order(ag_learn *L, ag_closed *c)
     if (L->since_order > L->max_nodes / 2)
         period_restart(L); /* tracking stops here and starts afresh in the next long stretch */
     L->since_order = 0;
-    int after_order = L->seg_at_order;
-    L->at_order = 1;
-    if (!L->len || !close_segment(L, c))
-        return 0;
-    c->ordered = (uint8_t)after_order;
-    return 1;
+    return L->len ? close_segment(L, c) : 0;
 }
 
 void ag_learn_replayed(ag_learn *L, uint32_t n)
 {
     L->len = 0;
-    L->at_order = 0; /* (what follows begins where a replay ended) */
     L->win_n += n;
     L->win_rep += n;
     if (L->win_n >= L->win_len)

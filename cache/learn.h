@@ -58,8 +58,6 @@ typedef struct ag_learn {
     ag_shape *shapes;        /* the open segment: max_nodes */
     uint64_t *hashes;        /* max_nodes */
     int period_active;
-    uint8_t at_order;        /* nothing but ordering points since the last one */
-    uint8_t seg_at_order;    /* the open segment began so */
     /* the rest */
     uint64_t t0;             /* the engine's clock at the segment's first launch */
     uint32_t cap;            /* room in shapes / hashes: grows with the longest segment (a
@@ -86,8 +84,6 @@ typedef struct ag_closed {
     const uint64_t *hashes;
     uint32_t len;
     uint64_t t0;
-    uint8_t ordered;         /* begun right after an ordering point and closed by one (not
-                              * cut as a periodic chunk, not begun where a replay ended) */
 } ag_closed;
 
 int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats);

@@ -71,8 +71,6 @@ typedef struct ag_tmpl {
     uint8_t related;                 /* it extends another or another extends it: one piece */
     uint8_t from_profile;
     uint8_t planned;                 /* pieces planned from measured costs (else one piece) */
-    uint8_t bounded;                 /* learned as a segment that an ordering point closed: an
-                                      * occurrence begins where a segment does (ag_find_start) */
     uint8_t plan_queued;             /* the plan saw ben.queued so (GPU busy: one piece) */
     uint64_t plan_held_ns;           /* the host time per held launch the plan used */
     ag_node *nodes;

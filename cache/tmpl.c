@@ -183,7 +183,7 @@ void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
         ag_benefit_set_need(&T->ben, 0, payback_need(T));
     int before = T->ben.state;
     uint32_t bounds = T->ben.gpu_bounds;
-    if (T->bounded && t) /* (it ends here: at its ordering point, or its last launch) */
+    if (t) /* (it ends here: at an ordering point, or its last launch) */
         ag_benefit_span(&T->ben, graph, build, ag_now_ns() - t);
     ag_benefit_occurred(&T->ben, graph, build, t);
     if (T->ben.gpu_bounds != bounds)
@@ -209,14 +209,13 @@ ag_bucket *ag_bucket_of(ag_stream *st, uint64_t first_hash)
 
 /* The first template that starts with this launch and for which `want` says yes. */
 static ag_tmpl *first_starting(ag_stream *st, const ag_shape *sh, uint64_t h,
-                               const CUlaunchAttribute *at, int (*want)(const ag_benefit *),
-                               int mid_segment)
+                               const CUlaunchAttribute *at, int (*want)(const ag_benefit *))
 {
     if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
         return NULL;
     ag_bucket *b = ag_bucket_of(st, h);
     for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
-        if (!(mid_segment && T->bounded) && want(&T->ben) && ag_node_matches(T, 0, sh, h, at))
+        if (want(&T->ben) && ag_node_matches(T, 0, sh, h, at))
             return T;
     return NULL;
 }
@@ -230,17 +229,13 @@ static int trial_eager(const ag_benefit *b)
 ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                              const CUlaunchAttribute *at)
 {
-    return first_starting(st, sh, h, at, trial_eager, 0);
+    return first_starting(st, sh, h, at, trial_eager);
 }
 
-/* A template learned between ordering points begins only where the learner's segment does
- * (after an ordering point, a replay or a chunk): mid-segment its first launch is another
- * occurrence's middle (a layer's first kernel, in a decode step that starts with it), and a
- * hold there would only break off. */
 ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                        const CUlaunchAttribute *at)
 {
-    return first_starting(st, sh, h, at, ag_benefit_want_graph, !ag_learn_starting(&st->learn));
+    return first_starting(st, sh, h, at, ag_benefit_want_graph);
 }
 
 
@@ -394,7 +389,6 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
     T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);
     if (!T)
         return;
-    T->bounded = c->ordered;
     insert_template(st, T);
     s->tmpl = T;
     ag_benefit_set_need(&T->ben, s->count - 1, payback_need(T)); /* this one is told below */

@@ -147,8 +147,8 @@ void ag_benefit_replanned(ag_benefit *b);
 /* An occurrence began at time t (ns) in the given mode; `build`: its graph was built now. */
 void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t);
 
-/* An occurrence of a sequence that ordering points delimit took `span` ns from its first
- * launch to its end (told before ag_benefit_occurred). A trial's host samples are the times
+/* An occurrence took `span` ns from its first launch to its end (an ordering point, or its
+ * last launch; told before ag_benefit_occurred). A trial's host samples are the times
  * from one occurrence to the next; where other sequences run between them (a decode step's
  * variants take turns, and their breaking off resets the interval) a trial can end with none,
  * and then decides on the spans, once it has AG_BEN_SAMPLES of each mode, rather than turning

@@ -26,16 +26,10 @@
  *                fifth step is a "prefill" that differs at its second launch (a cooperative
  *                launch with a new grid). Holds that break off there are another sequence's,
  *                or cost one held launch: the variants must stay graphed.
- *   cycle N W    N steps of 16 launches cycling through 4 kernels (W us of host work after
+ *   cycle N W    N steps of 64 launches cycling through 4 kernels (W us of host work after
  *                each) and a sync each; every 7th step has a fifth kernel inserted before its
- *                10th launch (bench's tiny --diverge-every=7): in pieces of 4, the step's hold
- *                breaks off inside its third piece, and the variant's tail is learned from
- *                there (a segment that begins where a replay ended).
- *   midstart N   N steps and a sync each: even steps are the sequence K0 K1 K2 K3, odd ones
- *                K0 X K0 X K0 X (X cooperative, a new grid each time: never a sequence). An
- *                odd step's first K0 begins a hold that breaks off; its later K0s come mid-way
- *                through the learner's segment and must not begin holds of a sequence that
- *                ordering points delimit.
+ *                33rd launch, as bench's tiny --diverge-every=7: the step's hold breaks off
+ *                there, and the rest of the step must not keep beginning holds that break off.
  *
  * Usage: queue MODE [N=200] [M or W] */
 #include <sched.h>
@@ -240,10 +234,10 @@ static void cycle(CUstream s, hx_log *log, long n, long w)
     }
     uint32_t have = 0;
     for (long it = 0; it < n; it++) {
-        hx_entry exp[17];
+        hx_entry exp[65];
         uint32_t m = 0, v = (uint32_t)it;
-        for (uint32_t j = 0; j < 16; j++) {
-            if (j == 9 && (it + 1) % 7 == 0) {
+        for (uint32_t j = 0; j < 64; j++) {
+            if (j == 32 && (it + 1) % 7 == 0) {
                 hx_rec(K[4], s, log, 4, v);
                 exp[m++] = (hx_entry){ 4, v, 0 };
             }
@@ -253,37 +247,6 @@ static void cycle(CUstream s, hx_log *log, long n, long w)
         }
         CK(cuStreamSynchronize(s));
         hx_log_expect(log, have, exp, m, "queue cycle", it);
-        have += m;
-    }
-}
-
-static void midstart(CUstream s, hx_log *log, long n)
-{
-    CUfunction K[4], X = hx_kernel_rec("q_mx");
-    char name[16];
-    for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof name, "q_m%d", i);
-        K[i] = hx_kernel_rec(name);
-    }
-    uint32_t have = 0;
-    for (long it = 0; it < n; it++) {
-        hx_entry exp[6];
-        uint32_t m = 0, v = (uint32_t)it;
-        for (uint32_t pos = 0; pos < (it % 2 ? 6u : 4u); pos++) {
-            if (it % 2 && pos % 2) {
-                uint32_t kid = 99;
-                void *p[] = { &log, &kid, &v };
-                CK(cuLaunchCooperativeKernel(X, (unsigned)((it * 3 + pos) % 60000) + 1, 1, 1, 1,
-                                             1, 1, 0, s, p));
-                exp[m++] = (hx_entry){ 99, v, 0 };
-            } else {
-                uint32_t k = it % 2 ? 0 : pos;
-                hx_rec(K[k], s, log, k, v);
-                exp[m++] = (hx_entry){ k, v, 0 };
-            }
-        }
-        CK(cuStreamSynchronize(s));
-        hx_log_expect(log, have, exp, m, "queue midstart", it);
         have += m;
     }
 }
@@ -298,7 +261,7 @@ int main(int argc, char **argv)
     HX_ASSERT(g_gate, "cannot register the gate kernel");
     CUstream s;
     CK(cuStreamCreate(&s, 0));
-    hx_log *log = hx_log_new((uint32_t)((n + m) * 16 + 64));
+    hx_log *log = hx_log_new((uint32_t)((n + m) * 70 + 64));
     if (!strcmp(mode, "gpubound")) {
         ab_loop(s, log, 0, n, 1, 0);
     } else if (!strcmp(mode, "hostbound")) {
@@ -314,8 +277,7 @@ int main(int argc, char **argv)
         variants(s, log, n);
     } else if (!strcmp(mode, "cycle")) {
         cycle(s, log, n, m);
-    } else if (!strcmp(mode, "midstart")) {
-        midstart(s, log, n);
+
     } else {
         HX_ASSERT(0, "unknown mode %s", mode);
     }
