@@ -107,7 +107,8 @@ int ag_shape_make(const ag_launch *l, const ag_layout *lay, CUcontext ctx, ag_sh
     memset(s, 0, sizeof *s);
     if (dims_invalid(l))
         return -1;
-    s->fn = lay && lay->cls ? lay->cls : l->f; /* its class (params.h): a node's function is a value */
+    /* its class (params.h): which member of it runs is a value, as arguments are */
+    s->fn = lay && lay->cls ? lay->cls : l->f;
     s->ctx = ctx;
     s->psize = 0; /* the function decides it, and its layout is probed only once it repeats */
     if (l->entry == AG_ENTRY_COOP || l->entry == AG_ENTRY_COOP_PTSZ) {
