@@ -102,3 +102,18 @@ option_case() { # name valid garbage default
     doc=$(cat "$ROOT/docs/CONFIG.md")
     [[ "$doc" == *"$table"* ]] || fail "docs/CONFIG.md is out of date: regenerate with 'build/autograph config --markdown'"
 }
+
+@test "bench/ab.py --deadline reports the repetitions done when the next would end too late" {
+    local app="$BATS_TEST_TMPDIR/app.sh"
+    printf '#!/bin/sh\nsleep 0.3\necho "time_us_per_iter: 7.5"\necho "checksum: 1"\necho "result: OK"\n' >"$app"
+    chmod +x "$app"
+    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 6 --deadline 1.5 \
+        --out "$BATS_TEST_TMPDIR/ab.json" a= b=X=1 -- "$app"
+    assert_success
+    assert_output --partial "# deadline: 2 of 6 repetitions"
+    assert_output --partial ", 2 repetitions"
+    [ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["reps"], len(d["times_us"]["b"]))' "$BATS_TEST_TMPDIR/ab.json")" = "2 2" ]
+    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 3 a= b=X=1 -- "$app"
+    assert_success
+    assert_output --partial ", 3 repetitions"
+}

@@ -21,6 +21,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import ROOT, cpu_set, paired_ratio, run  # noqa: E402
@@ -48,6 +49,10 @@ def main():
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "libautograph.so"))
     ap.add_argument("--cpus", default=None, help="pin every run to these CPUs, e.g. 4-7 or 2,3")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--deadline", type=float, default=None,
+                    help="seconds: start no repetition that would end after this (the slowest "
+                         "one so far taken as its length), and report what is done, so that a "
+                         "caller's timeout does not lose every sample")
     ap.add_argument("variants", nargs="+")
     if "--" not in sys.argv:
         sys.exit("ab.py: the command goes after --")
@@ -58,7 +63,12 @@ def main():
     times = {n: [] for n, _, _ in V}
     sums = {}
     cpus = cpu_set(a.cpus) if a.cpus else None
+    start, longest, done = time.monotonic(), 0.0, 0
     for rep in range(a.reps):
+        t0 = time.monotonic()
+        if a.deadline and done >= 2 and t0 - start + longest > a.deadline:
+            print("# deadline: %d of %d repetitions" % (done, a.reps), file=sys.stderr)
+            break
         for name, env, pre in V[rep % len(V):] + V[:rep % len(V)]:
             t, ck, _ = run(cmd, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
             if t is None:
@@ -67,8 +77,12 @@ def main():
             sums.setdefault("first", ck)
             if ck != sums["first"]:
                 sys.exit("ab.py: checksum of %s differs: %s vs %s" % (name, ck, sums["first"]))
+        longest = max(longest, time.monotonic() - t0)
+        done += 1
+        print("# repetition %d: %s" % (done, ", ".join(
+            "%s %.2f" % (n, times[n][-1]) for n, _, _ in V)), file=sys.stderr, flush=True)
     ref = V[0][0]
-    print("# %s, %d repetitions%s" % (" ".join(cmd), a.reps,
+    print("# %s, %d repetitions%s" % (" ".join(cmd), done,
                                       ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
     print("%-16s %10s %10s %10s %12s  %s" % ("variant", "median_us", "min_us", "max_us",
                                              "ref/variant", "paired ref/variant, 95% CI"))
@@ -84,7 +98,7 @@ def main():
             name, row["median_us"], row["min_us"], row["max_us"], row["speedup"], geo, lo, hi))
     if a.out:
         with open(a.out, "w") as f:
-            json.dump({"cmd": cmd, "reps": a.reps, "cpus": a.cpus, "rows": rows, "times_us": times},
+            json.dump({"cmd": cmd, "reps": done, "cpus": a.cpus, "rows": rows, "times_us": times},
                       f, indent=1)
 
 

@@ -42,7 +42,7 @@ make selftime >>"$logs/build.log" 2>&1
 ab() {
     local name=$1
     shift
-    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --cpus 4-7 --out "$logs/ab_$name.json" \
+    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 --out "$logs/ab_$name.json" \
         eager= new=preload "${OLD[@]}" -- "$@" >"$logs/ab_$name.txt" 2>&1
     { echo "== $name $*"; tail -4 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
@@ -51,7 +51,7 @@ ab() {
 abw() {
     local name=$1
     shift
-    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --cpus 4-7 --out "$logs/ab_$name.json" \
+    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 --out "$logs/ab_$name.json" \
         eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 "${OLD[@]}" -- "$@" >"$logs/ab_$name.txt" 2>&1
     { echo "== $name $*"; tail -5 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
