@@ -114,5 +114,8 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     assert_success
     assert_output --partial "PASS distinct"
     [ "$(stat graphs.cache_full)" -ge 1 ] || fail "the cache was never full"
-    [ "$(stat fate.building)" -le 1000 ] || fail "$(stat fate.building) launches went out while being built"
+    # one build tried, then the back-off; the occurrences that run eagerly meanwhile depend on
+    # how soon the worker gets a CPU (one when idle, three seen with a second suite running)
+    [ "$(stat graphs.cache_full)" -le 2 ] || fail "$(stat graphs.cache_full) builds found no room"
+    [ "$(stat fate.building)" -le 5000 ] || fail "$(stat fate.building) launches went out while being built"
 }
