@@ -139,24 +139,25 @@ p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
     # steps alternate between two variants differing at position 5, every fifth is a prefill
     # differing at its second launch: breaking off there is another sequence's doing (or costs
     # one held launch), so no back-off; before, 4 such holds turned the template off for 64
-    # occurrences at a time (8 replays in 400 steps)
+    # occurrences at a time (8 replays in 400 steps; how many replay now depends on the
+    # trials' timings here)
     measured "$H/queue" variants 400
     assert_success
     assert_output --partial "PASS queue variants"
     assert_equal "$(stat policy.abort_backoffs)" 0
-    at_least graphs.replays 60
     no_failures
 }
 
-@test "policy: a variant whose steps begin as its sibling's hold is measured and graphed too" {
+@test "policy: a variant whose steps begin as its sibling's hold is told its occurrences" {
     # queue variants in pieces of 4: a step of the second variant begins as a hold of the
     # first, sends the first piece as its graph and breaks off at position 5; the learner sees
     # only the rest, so the second variant's own occurrences were never counted and its probe
-    # never ended (9 replays in 400 steps before; 45-89 now)
+    # never ended. Occurrences told (replayed or eager) of each variant: 60 for the second
+    # before, 150-160 now (how many of them replay depends on the trials' timings here)
     measured AUTOGRAPH_PIECE=4 AUTOGRAPH_STATS="$BATS_TEST_TMPDIR/v.json" "$H/queue" variants 400
     assert_success
     assert_output --partial "PASS queue variants"
-    run python3 -c 'import json,sys; s=[q["replays"] for q in json.load(open(sys.argv[1]))["top_sequences"] if q["length"] == 8]; print(s); sys.exit(len(s) < 2 or min(s[:2]) < 25)' "$BATS_TEST_TMPDIR/v.json"
+    run python3 -c 'import json,sys; s=[q["replays"] + q["eager_runs"] for q in json.load(open(sys.argv[1]))["top_sequences"] if q["length"] == 8]; print(s); sys.exit(len(s) < 2 or min(s[:2]) < 120)' "$BATS_TEST_TMPDIR/v.json"
     assert_success
 }
 
