@@ -63,8 +63,6 @@ static void fork_child(void)
     g_fa_lock = fresh;
 }
 static pthread_once_t g_fa_once = PTHREAD_ONCE_INIT;
-
-
 static void fa_init(void) { pthread_atfork(fork_prepare, fork_after, fork_child); }
 
 int ag_funcattr_begin(const void *h, int attr, int dev, int v)

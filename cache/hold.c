@@ -113,18 +113,13 @@ static int piece_at(const ag_tmpl *U, uint32_t pos)
     return -1;
 }
 
-/* Whether U could take over the occurrence under way with k launches held, and `more` to be
- * held next: U begins with what went out already (whole pieces of st->cand), has a piece
- * starting there, and continues with the held launches -- all within that piece. (Templates
- * that share a beginning without one extending the other are planned apart: U's piece may
- * end before what st->cand held. A hold past a piece's end would never send the piece, and
- * its replay would run only the piece's launches: the rest were lost.) */
-static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k, uint32_t more)
+/* Whether U begins with the occurrence under way -- its template's first pos launches, then
+ * the k held ones -- and has `more` launches after them, whatever U's pieces. */
+static int shares_prefix(const ag_stream *st, const ag_tmpl *U, uint32_t k, uint32_t more)
 {
     const ag_tmpl *T = st->cand;
     uint32_t pos = st->pos;
-    int p = piece_at(U, pos);
-    if (U->len < pos + k + more || p < 0 || U->ends[p] < pos + k + more)
+    if (U->len < pos + k + more)
         return 0;
     for (uint32_t i = 0; i < pos; i++)
         if (U->nodes[i].shape_hash != T->nodes[i].shape_hash ||
@@ -137,21 +132,16 @@ static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k, uin
     return 1;
 }
 
-/* Whether U's first pos + k launches are those of the occurrence under way (its template's
- * first pos, then the held ones), whatever U's pieces. */
-static int shares_prefix(const ag_stream *st, const ag_tmpl *U, uint32_t k)
+/* Whether U could take over the occurrence under way with k launches held, and `more` to be
+ * held next: U begins with what went out already (whole pieces of st->cand), has a piece
+ * starting there, and continues with the held launches -- all within that piece. (Templates
+ * that share a beginning without one extending the other have the same pieces only within it
+ * (ag_pieces_align, tmpl.c): U's piece may end before what st->cand held. A hold past a piece's end would never send the piece, and
+ * its replay would run only the piece's launches: the rest were lost.) */
+static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k, uint32_t more)
 {
-    const ag_tmpl *T = st->cand;
-    uint32_t pos = st->pos;
-    if (U->len <= pos + k)
-        return 0;
-    for (uint32_t i = 0; i < pos; i++)
-        if (U->nodes[i].shape_hash != T->nodes[i].shape_hash)
-            return 0;
-    for (uint32_t i = 0; i < k; i++)
-        if (U->nodes[pos + i].shape_hash != st->held[i].shape_hash)
-            return 0;
-    return 1;
+    int p = piece_at(U, st->pos);
+    return p >= 0 && U->ends[p] >= st->pos + k + more && shares_prefix(st, U, k, more);
 }
 
 /* st->cand becomes U (held_prefix_of said it may): the piece being held is U's. */
@@ -178,7 +168,8 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
      * several sequences with a common start (a decode step's variants), which is no reason to
      * turn this one off */
     for (ag_tmpl *U = b ? b->head : NULL; U && !st->sibling; U = U->next_first)
-        if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) && shares_prefix(st, U, k))
+        if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) &&
+            shares_prefix(st, U, k, 1))
             st->sibling = U;
     return NULL;
 }

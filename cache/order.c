@@ -171,8 +171,11 @@ static void func_each(ag_stream *st, void *arg)
     if (st->kind == AG_SK_DEAD)
         return;
     ag_lock(&st->mu);
-    if (st->kind == AG_SK_DEAD) {
-    } else if (!q->drop) {
+    if (st->kind == AG_SK_DEAD) { /* (retired meanwhile) */
+        ag_unlock(&st->mu);
+        return;
+    }
+    if (!q->drop) {
         if (st->nheld && holds_reached(st, q)) {
             /* as a free or context sync would: an ordering point for the thread's own streams */
             ag_flush_foreign(st, AG_ST_FL_ALL, st->last_thread == q->me);

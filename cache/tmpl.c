@@ -251,9 +251,7 @@ static void insert_template(ag_stream *st, ag_tmpl *T)
         HASH_ADD(hh, st->buckets, first_hash, sizeof b->first_hash, b);
     }
     for (ag_tmpl *U = b->head; U; U = U->next_first) {
-        uint32_t n = U->len < T->len ? U->len : T->len, i;
-        for (i = 0; i < n && U->nodes[i].shape_hash == T->nodes[i].shape_hash; i++)
-            ;
+        uint32_t n = U->len < T->len ? U->len : T->len, i = common_start(T, U);
         if (i == n && U->len < T->len)
             U->has_ext = 1;
         else if (i == n && T->len < U->len)
