@@ -25,15 +25,8 @@ typedef struct { hx_log *log; uint32_t kid, val; } p_attn;
 static void k_attn(int copy, const void *pp)
 {
     const p_attn *p = pp;
-    hx_log *l = p->log;
-    uint32_t n = __atomic_load_n(&l->n, __ATOMIC_RELAXED);
-    if (n >= l->cap) {
-        __atomic_store_n(&l->overflow, 1, __ATOMIC_RELEASE);
-        return;
-    }
     uint64_t dyn = (uint64_t)fakecuda_launch_attr(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
-    l->e[n] = (hx_entry){ p->kid, p->val, dyn << 8 | (uint64_t)copy };
-    __atomic_store_n(&l->n, n + 1, __ATOMIC_RELEASE);
+    hx_log_put(p->log, p->kid, p->val, dyn << 8 | (uint64_t)copy);
 }
 
 #define COPY(j)                                                                                \

@@ -23,16 +23,9 @@ static void k_attr(const void *pp, const unsigned g[3], const unsigned b[3])
     (void)g;
     (void)b;
     const p_attr *p = pp;
-    hx_log *l = p->log;
-    uint32_t n = __atomic_load_n(&l->n, __ATOMIC_RELAXED);
-    if (n >= l->cap) {
-        __atomic_store_n(&l->overflow, 1, __ATOMIC_RELEASE);
-        return;
-    }
     uint64_t dyn = (uint64_t)fakecuda_launch_attr(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
     uint64_t cache = (uint64_t)fakecuda_launch_attr(FAKECUDA_ATTR_CACHE_CONFIG);
-    l->e[n] = (hx_entry){ p->kid, p->val, dyn << 8 | cache };
-    __atomic_store_n(&l->n, n + 1, __ATOMIC_RELEASE);
+    hx_log_put(p->log, p->kid, p->val, dyn << 8 | cache);
 }
 
 static void launch(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t val)

@@ -119,7 +119,7 @@ hx_log *hx_log_new(uint32_t cap)
     return p;
 }
 
-static void log_put(hx_log *l, uint32_t kid, uint32_t a, uint64_t b)
+void hx_log_put(hx_log *l, uint32_t kid, uint32_t a, uint64_t b)
 {
     uint32_t n = __atomic_load_n(&l->n, __ATOMIC_RELAXED);
     if (n >= l->cap) {
@@ -159,7 +159,7 @@ static void k_rec(const void *pp, const unsigned g[3], const unsigned b[3])
     (void)g;
     (void)b;
     const hx_p_rec *p = pp;
-    log_put(p->log, p->kid, p->val, 0);
+    hx_log_put(p->log, p->kid, p->val, 0);
 }
 
 static void k_rec64(const void *pp, const unsigned g[3], const unsigned b[3])
@@ -167,7 +167,7 @@ static void k_rec64(const void *pp, const unsigned g[3], const unsigned b[3])
     (void)g;
     (void)b;
     const hx_p_rec64 *p = pp;
-    log_put(p->log, p->kid, p->x, p->v);
+    hx_log_put(p->log, p->kid, p->x, p->v);
 }
 
 static void k_acc(const void *pp, const unsigned g[3], const unsigned b[3])
@@ -178,7 +178,7 @@ static void k_acc(const void *pp, const unsigned g[3], const unsigned b[3])
     uint64_t v = hx_mix(*p->acc, p->kid, p->val);
     *p->acc = v;
     if (p->log)
-        log_put(p->log, p->kid, p->val, v);
+        hx_log_put(p->log, p->kid, p->val, v);
 }
 
 static void k_copy(const void *pp, const unsigned g[3], const unsigned b[3])
@@ -189,7 +189,7 @@ static void k_copy(const void *pp, const unsigned g[3], const unsigned b[3])
     uint64_t v = *p->src;
     *p->dst = v;
     if (p->log)
-        log_put(p->log, p->kid, 0, v);
+        hx_log_put(p->log, p->kid, 0, v);
 }
 
 static void k_flag(const void *pp, const unsigned g[3], const unsigned b[3])

@@ -45,6 +45,9 @@ hx_log *hx_log_new(uint32_t cap);
 /* Initialises a log placed in memory the caller provides (size: hx_log_bytes(cap)). */
 void hx_log_init(hx_log *l, uint32_t cap);
 size_t hx_log_bytes(uint32_t cap);
+/* Appends {kid, a, b} (a kernel's record: the fake runs kernels on its stream threads); a full
+ * log is marked overflowed, which hx_log_expect reports. */
+void hx_log_put(hx_log *l, uint32_t kid, uint32_t a, uint64_t b);
 /* Checks that the log holds exactly from + n entries, the last n being exp. */
 void hx_log_expect(const hx_log *l, uint32_t from, const hx_entry *exp, uint32_t n,
                    const char *what, long iter);

@@ -161,93 +161,94 @@ static void p3(CUstream s, hx_log *log, long n, long w, int p1)
     free(go);
 }
 
+/* The step loops below (diverge, variants, cycle): each launch logs {kid, step} and is expected
+ * so; a step ends with a stream sync, after which the log must hold exactly the steps so far. */
+typedef struct step {
+    CUstream s;
+    hx_log *log;
+    hx_entry exp[72];
+    uint32_t m, have;
+} step;
+
+static void kernels(CUfunction *K, int n, const char *prefix)
+{
+    char name[16];
+    for (int i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%d", prefix, i);
+        K[i] = hx_kernel_rec(name);
+    }
+}
+
+static void put(step *S, CUfunction f, uint32_t kid, long it)
+{
+    hx_rec(f, S->s, S->log, kid, (uint32_t)it);
+    S->exp[S->m++] = (hx_entry){ kid, (uint32_t)it, 0 };
+}
+
+/* A cooperative launch whose grid (part of its shape) is new at every step: never a sequence. */
+static void put_new_grid(step *S, CUfunction X, long it)
+{
+    uint32_t kid = 99, val = (uint32_t)it;
+    void *p[] = { &S->log, &kid, &val };
+    CK(cuLaunchCooperativeKernel(X, (unsigned)(it % 60000) + 1, 1, 1, 1, 1, 1, 0, S->s, p));
+    S->exp[S->m++] = (hx_entry){ 99, val, 0 };
+}
+
+static void step_end(step *S, const char *what, long it)
+{
+    CK(cuStreamSynchronize(S->s));
+    hx_log_expect(S->log, S->have, S->exp, S->m, what, it);
+    S->have += S->m;
+    S->m = 0;
+}
+
 static void diverge(CUstream s, hx_log *log, long n)
 {
     CUfunction K[8], X = hx_kernel_rec("q_x");
-    char name[16];
-    for (int i = 0; i < 8; i++) {
-        snprintf(name, sizeof name, "q_d%d", i);
-        K[i] = hx_kernel_rec(name);
-    }
-    uint32_t have = 0;
+    kernels(K, 8, "q_d");
+    step S = { .s = s, .log = log };
     for (long it = 0; it < n; it++) {
-        hx_entry exp[9];
-        uint32_t m = 0;
         for (uint32_t pos = 0; pos < 8; pos++) {
-            if (pos == 5 && it % 4 != 0) {
-                /* cooperative: the grid is part of the shape, new each time */
-                uint32_t kid = 99, val = (uint32_t)it;
-                void *p[] = { &log, &kid, &val };
-                CK(cuLaunchCooperativeKernel(X, (unsigned)(it % 60000) + 1, 1, 1, 1, 1, 1, 0, s,
-                                             p));
-                exp[m++] = (hx_entry){ 99, (uint32_t)it, 0 };
-            }
-            hx_rec(K[pos], s, log, pos, (uint32_t)it);
-            exp[m++] = (hx_entry){ pos, (uint32_t)it, 0 };
+            if (pos == 5 && it % 4 != 0)
+                put_new_grid(&S, X, it);
+            put(&S, K[pos], pos, it);
         }
-        CK(cuStreamSynchronize(s));
-        hx_log_expect(log, have, exp, m, "queue diverge", it);
-        have += m;
+        step_end(&S, "queue diverge", it);
     }
 }
 
 static void variants(CUstream s, hx_log *log, long n)
 {
     CUfunction K[8], V = hx_kernel_rec("q_v"), X = hx_kernel_rec("q_px");
-    char name[16];
-    for (int i = 0; i < 8; i++) {
-        snprintf(name, sizeof name, "q_s%d", i);
-        K[i] = hx_kernel_rec(name);
-    }
-    uint32_t have = 0;
+    kernels(K, 8, "q_s");
+    step S = { .s = s, .log = log };
     for (long it = 0; it < n; it++) {
-        hx_entry exp[8];
-        uint32_t m = 0, v = (uint32_t)it;
         int prefill = it % 5 == 4, variant = (int)(it % 5) % 2;
         for (uint32_t pos = 0; pos < 8; pos++) {
-            if (pos == 1 && prefill) {
-                uint32_t kid = 99;
-                void *p[] = { &log, &kid, &v };
-                CK(cuLaunchCooperativeKernel(X, (unsigned)(it % 60000) + 1, 1, 1, 1, 1, 1, 0, s,
-                                             p));
-                exp[m++] = (hx_entry){ 99, v, 0 };
-            } else {
-                CUfunction f = pos == 5 && variant ? V : K[pos];
-                uint32_t kid = pos == 5 && variant ? 50 : pos;
-                hx_rec(f, s, log, kid, v);
-                exp[m++] = (hx_entry){ kid, v, 0 };
-            }
+            if (pos == 1 && prefill)
+                put_new_grid(&S, X, it);
+            else if (pos == 5 && variant)
+                put(&S, V, 50, it);
+            else
+                put(&S, K[pos], pos, it);
         }
-        CK(cuStreamSynchronize(s));
-        hx_log_expect(log, have, exp, m, "queue variants", it);
-        have += m;
+        step_end(&S, "queue variants", it);
     }
 }
 
 static void cycle(CUstream s, hx_log *log, long n, long w)
 {
     CUfunction K[5];
-    char name[16];
-    for (int i = 0; i < 5; i++) {
-        snprintf(name, sizeof name, "q_c%d", i);
-        K[i] = hx_kernel_rec(name);
-    }
-    uint32_t have = 0;
+    kernels(K, 5, "q_c");
+    step S = { .s = s, .log = log };
     for (long it = 0; it < n; it++) {
-        hx_entry exp[65];
-        uint32_t m = 0, v = (uint32_t)it;
         for (uint32_t j = 0; j < 64; j++) {
-            if (j == 32 && (it + 1) % 7 == 0) {
-                hx_rec(K[4], s, log, 4, v);
-                exp[m++] = (hx_entry){ 4, v, 0 };
-            }
-            hx_rec(K[j % 4], s, log, j % 4, v);
-            exp[m++] = (hx_entry){ j % 4, v, 0 };
+            if (j == 32 && (it + 1) % 7 == 0)
+                put(&S, K[4], 4, it);
+            put(&S, K[j % 4], j % 4, it);
             host_work(w);
         }
-        CK(cuStreamSynchronize(s));
-        hx_log_expect(log, have, exp, m, "queue cycle", it);
-        have += m;
+        step_end(&S, "queue cycle", it);
     }
 }
 
