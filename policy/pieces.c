@@ -8,6 +8,24 @@
 #define FAST_SHARE 6     /* a host that may not be twice as slow as the GPU: no piece longer than
                           * 1/FAST_SHARE of the sequence */
 
+/* A host faster per launch than the GPU's shortest node: once the GPU has started, it is the
+ * bottleneck, so what counts is how soon it starts and how few gaps between graphs it sees.
+ * Pieces grow from a small first one, doubling: piece k+1 (2s launches, held in 2s * held_ns)
+ * is ready before the GPU has run piece k (s nodes, at least s * GPU_NODE_NS). A remainder
+ * smaller than m joins the last piece. */
+static uint32_t forwards(uint32_t len, uint32_t m, uint64_t most, uint32_t ends[AG_MAX_PIECES])
+{
+    uint32_t n = 0, at = 0;
+    uint64_t s = m;
+    while (n < AG_MAX_PIECES - 1 && len - at > s + m) {
+        at += (uint32_t)s;
+        ends[n++] = at;
+        s = 2 * s < most ? 2 * s : most;
+    }
+    ends[n++] = len;
+    return n;
+}
+
 uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES])
 {
     ends[0] = len;
@@ -20,6 +38,8 @@ uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_
     if (m < 2)
         m = 2;
     uint64_t most = c->max_hold_ns ? c->max_hold_ns / 2 / held : len;
+    if (held < GPU_NODE_NS)
+        return forwards(len, (uint32_t)m, most, ends);
     if (held < 2 * GPU_NODE_NS && most > (len + FAST_SHARE - 1) / FAST_SHARE)
         most = (len + FAST_SHARE - 1) / FAST_SHARE;
     if (most < m)

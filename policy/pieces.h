@@ -6,12 +6,15 @@
  * least twice as slow per launch as the GPU, each earlier piece's GPU work still ends before
  * the host has issued everything after it. The smallest piece is as small as its graph
  * launch allows: that launch may cost at most a quarter of the eager launches it replaces.
- * The doubling holds only where the host is at least twice as slow per launch as the GPU. A
- * host that holds launches less than two of the GPU's shortest kernel nodes apart (~1 us each
- * on the H100) may not be: there the GPU waits for the first piece, the largest, before it
- * starts. So no piece is longer than a sixth of the sequence. On the H100 a decode step of 292
- * launches held 0.4 us apart ran in 309 us with the doubling plan (first piece 103 launches)
- * and in 264 us with pieces of 48 (AUTOGRAPH_PIECE=48).
+ * The doubling holds only where the host is at least twice as slow per launch as the GPU.
+ * A host that holds launches faster than the GPU's shortest kernel node (~1 us on the H100)
+ * is the opposite case: once started, the GPU is the bottleneck, so the GPU should start
+ * soon and see few gaps between graphs. There pieces grow forwards from the smallest,
+ * doubling (D1, a decode step of 292 launches held 0.4 us apart: 3, 6, 12, ..., the rest).
+ * Between the two (1-2 us apart), no piece is longer than a sixth of the sequence, so that
+ * the first does not leave the GPU waiting long. On the H100 (2026-11-24) P1 (64 launches
+ * 0.2-0.6 us apart) ran in 83.3 us with the capped backward plan and 78.6 us forwards (its
+ * hand-written graph: 71.7 us).
  * A sequence the host issues in less than a few graph launches' time is one piece: cutting
  * it would cost more than the GPU could start early. No piece is held for longer than half of
  * MAX_HOLD_US. Pieces are only for a GPU that would otherwise wait for the host: where it is

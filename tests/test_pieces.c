@@ -47,19 +47,45 @@ static uint32_t longest(const uint32_t *e, uint32_t n)
     return most;
 }
 
-static void test_fast_host_capped(void)
+static void test_fast_host_forwards(void)
 {
-    /* D1 on the H100: 292 launches held 0.4 us apart, eager 4 us, graph launch 2.5 us. The
-     * doubling plan's first piece (103 launches) left the GPU waiting; no piece is longer than
-     * a sixth now (49), and the last pieces are still the smallest */
+    /* D1 on the H100: 292 launches held 0.4 us apart (faster than the GPU's ~1 us per node),
+     * eager 4 us, graph launch 2.5 us, so m = ceil(4 * 2.5 / 4) = 3. The GPU is the
+     * bottleneck once started: the smallest piece first, doubling, the rest last (3, 6, 12,
+     * 24, 48, 96, and 103). With the last piece smallest (the plan for a slow host) the
+     * first was 49 launches, 20 us the GPU waited; on the H100 forward pieces took P1 from
+     * 83.3 to 78.6 us (hand graph 71.7) */
     uint32_t e[AG_MAX_PIECES];
     uint32_t n = plan(292, 400, 4000, 2500, 2000000, e);
+    static const uint32_t want[] = { 3, 9, 21, 45, 93, 189, 292 };
+    CHECK_EQ(n, 7);
+    for (uint32_t i = 0; i < n && i < 7; i++)
+        CHECK_EQ(e[i], want[i]);
+    /* P1: 64 launches 0.6 us apart: 3, 6, 12, 24, and the rest (19) */
+    n = plan(64, 600, 4000, 2500, 2000000, e);
+    CHECK_EQ(n, 5);
+    CHECK_EQ(e[0], 3);
+    CHECK_EQ(e[3], 45);
+    /* a rest under m joins the last piece: 3, 6, 12, then 24 + 2 */
+    n = plan(47, 400, 4000, 2500, 2000000, e);
+    CHECK_EQ(n, 4);
+    CHECK_EQ(e[2], 21);
+    /* pieces doubling forwards still stop at what MAX_HOLD allows: 0.9 us apart, MAX_HOLD
+     * 40 us: no piece over 20 us / 0.9 us = 22 launches */
+    n = plan(292, 900, 4000, 2500, 40000, e);
+    CHECK(longest(e, n) <= 22);
+}
+
+static void test_fast_host_capped(void)
+{
+    /* 1-2 us apart (a host about as fast as the GPU's shortest nodes): the last pieces the
+     * smallest, as for a slow host, but no piece longer than a sixth (49), so the first
+     * does not leave the GPU waiting long */
+    uint32_t e[AG_MAX_PIECES];
+    uint32_t n = plan(292, 1500, 4000, 2500, 2000000, e);
     CHECK(longest(e, n) <= 49 + 2); /* (+ what is left under the smallest piece) */
     CHECK(e[n - 1] - e[n - 2] <= e[1] - e[0]);
     CHECK(n <= AG_MAX_PIECES);
-    /* P1: 64 launches 0.6 us apart */
-    n = plan(64, 600, 4000, 2500, 2000000, e);
-    CHECK(longest(e, n) <= 11 + 2);
     /* the same sequence from a Python host (13.2 us held): the GPU keeps up, doubling as
      * before, up to what MAX_HOLD allows (1 ms / 13.2 us = 75 launches) */
     n = plan(292, 13200, 4000, 2500, 2000000, e);
@@ -161,6 +187,7 @@ int main(void)
     test_queued_one_piece();
     test_fast_host_one_piece();
     test_python_host_pipelined();
+    test_fast_host_forwards();
     test_fast_host_capped();
     test_max_hold_caps_pieces();
     test_piece_count_bounded();
