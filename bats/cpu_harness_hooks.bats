@@ -66,7 +66,9 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     # graph the change in step 31 dropped (rebuilt at the next replay).
     assert_equal "$(stat sequences.templates)" 1
     at_least graphs.replays 33
-    [ "$(fc exec_node_updates)" -ge 30 ] || fail "the attn nodes did not change function"
+    # (node by node or whole: which one the engine takes depends on their measured times)
+    [ $(( $(fc exec_node_updates) + $(fc exec_updates) )) -ge 30 ] ||
+        fail "the attn nodes did not change function"
     # the first values set for copies no graph holds dropped nothing; the change did
     assert_equal "$(stat cache.attr_drops)" 1
     assert_equal "$(stat cache.invalidations)" 0
