@@ -68,6 +68,22 @@ setup() { harness_setup; }
 
 # ---- b: changing arguments ----------------------------------------------------------------
 
+@test "b: two buffers taking turns: a second exec, replayed with no update, exact results" {
+    ag "$H/pingpong" 100 alternate
+    assert_success
+    assert_output --partial "PASS pingpong"
+    assert_equal "$(stat graphs.replays)" 97
+    assert_equal "$(fc graph_kernels_executed)" 776
+    # the first replay builds the graph; replays 2 and 3 update it, the values going back to
+    # the exec's previous ones at the 3rd; the 4th, back again, makes the second exec; from
+    # then on the two take turns, each replay the other's values
+    assert_equal "$(stat graphs.variants)" 1
+    assert_equal "$(stat updates.variant)" 94
+    assert_equal "$(( $(stat updates.per_node) + $(stat updates.whole_graph) ))" 2
+    assert_equal "$(fc instantiations)" 2
+    no_failures
+}
+
 @test "b: ping-pong pointer and scalar arguments, every launch form: exec updates, exact results" {
     ag "$H/pingpong" 100
     assert_success

@@ -21,6 +21,9 @@ setup() {
     [ "$(s launches.replayed)" -ge 750 ] || fail "copies not in the graphs: $stderr"
     [ "$(s failures.build)" -eq 0 ] || fail "a graph failed to build: $stderr"
     [ "$(s failures.update)" -eq 0 ] || fail "an update failed: $stderr"
+    # the kernel's input and output swap every iteration: two execs taking turns, no updates
+    [ "$(s graphs.variants)" -ge 1 ] || fail "no second exec: $stderr"
+    [ "$(s updates.variant)" -ge 240 ] || fail "too few replays of the second exec: $stderr"
 }
 
 @test "solver, two kernels, pinned read-back: identical results, replayed" {

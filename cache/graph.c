@@ -205,10 +205,13 @@ void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T)
         ag_piece *P = &T->pieces[p];
         if (P->exec)
             ag_drv.cuGraphExecDestroy(P->exec);
+        if (P->alt)
+            ag_drv.cuGraphExecDestroy(P->alt);
         if (P->graph)
             ag_drv.cuGraphDestroy(P->graph);
-        P->exec = NULL;
+        P->exec = P->alt = NULL;
         P->graph = NULL;
+        P->flips = P->alt_misses = 0;
         P->pending = 0; /* (a build under way is for the old generation: thrown away) */
         P->fresh = 0;
     }
@@ -351,6 +354,7 @@ static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec 
         memcpy(n->exec_vals, blob, n->lay->size);
         memcpy(n->graph_vals, blob, n->lay->size);
         n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+        n->prev_vhash = 0;
         n->exec_dims = n->graph_dims = recs[i - s].dims;
         n->exec_fn = n->graph_fn = recs[i - s].lay->handle;
     }
@@ -567,39 +571,81 @@ static void record_path(ag_piece *P, int path, uint64_t ns)
     P->upd_n[path]++;
 }
 
-/* Brings piece p's exec up to date with the held values; returns the path taken (-1: none
- * needed, -2: failed). */
-static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
+/* Whether held launch j goes back, in node n, to the value the exec held before its last
+ * change (the other buffer of a ping-pong pair). */
+static int goes_back(ag_stream *st, const ag_node *n, uint32_t j)
+{
+    return n->prev_vhash && dims_eq(&st->held[j].dims, &n->exec_dims) &&
+           st->held[j].lay->handle == n->exec_fn &&
+           ag_hash(held_blob(st, j), n->lay->size) == n->prev_vhash;
+}
+
+/* The exec took node n's new values (those of `vals`): what it held before is remembered. */
+static void exec_took(ag_node *n, const uint8_t *vals, const ag_dims *dims, void *fn)
+{
+    if (vals != n->exec_vals)
+        memcpy(n->exec_vals, vals, n->lay->size);
+    uint64_t h = ag_hash(n->exec_vals, n->lay->size);
+    if (h != n->exec_vhash)
+        n->prev_vhash = n->exec_vhash;
+    n->exec_vhash = h;
+    n->exec_dims = *dims;
+    n->exec_fn = fn;
+}
+
+/* Whether held launch j has other values than node n in the piece's second exec. */
+static inline int alt_differs(ag_stream *st, const ag_node *n, uint32_t j)
+{
+    if (!dims_eq(&st->held[j].dims, &n->alt_dims) || st->held[j].lay->handle != n->alt_fn)
+        return 1;
+    const uint8_t *b = held_blob(st, j);
+    if (n->lay->size > 256 && ag_hash(b, n->lay->size) != n->alt_vhash)
+        return 1;
+    return memcmp(b, n->alt_vals, n->lay->size) != 0;
+}
+
+/* The piece's two execs trade places, each node's values with them. */
+static void swap_alt(ag_tmpl *T, uint32_t p)
+{
+    ag_piece *P = &T->pieces[p];
+    for (uint32_t i = piece_start(T, p); i < T->ends[p]; i++) {
+        ag_node *n = &T->nodes[i];
+        uint8_t *v = n->exec_vals;
+        n->exec_vals = n->alt_vals;
+        n->alt_vals = v;
+        uint64_t h = n->exec_vhash;
+        n->exec_vhash = n->alt_vhash;
+        n->alt_vhash = h;
+        n->prev_vhash = h;
+        ag_dims d = n->exec_dims;
+        n->exec_dims = n->alt_dims;
+        n->alt_dims = d;
+        void *f = n->exec_fn;
+        n->exec_fn = n->alt_fn;
+        n->alt_fn = f;
+    }
+    CUgraphExec x = P->exec;
+    P->exec = P->alt;
+    P->alt = x;
+}
+
+static void drop_alt(ag_tmpl *T, uint32_t p)
+{
+    ag_piece *P = &T->pieces[p];
+    size_t est = piece_mem(T, p);
+    ag_drv.cuGraphExecDestroy(P->alt);
+    P->alt = NULL;
+    P->flips = P->alt_misses = 0;
+    T->mem_est -= est;
+    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+}
+
+/* Sets the piece's graph nodes to the held values (those that differ): 0, or -2 on failure. */
+static int graph_to_held(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
     build_src b = src_of_stream(st);
-    ag_piece *P = &T->pieces[p];
-    uint32_t s = piece_start(T, p), e = T->ends[p], nexec = 0;
-    for (uint32_t i = s; i < e; i++)
-        nexec += exec_differs(st, &T->nodes[i], i - s);
-    if (!nexec) {
-        ag_stat_inc(AG_ST_UPD_NONE);
-        return -1;
-    }
     CUDA_KERNEL_NODE_PARAMS kp;
-    if (choose_path(T, P, e - s, nexec) == UPD_NODE) {
-        for (uint32_t i = s; i < e; i++) {
-            ag_node *n = &T->nodes[i];
-            if (!exec_differs(st, n, i - s))
-                continue;
-            if (n->shape.kind == AG_KIND_COPY
-                    ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, held_blob(st, i - s))
-                    : fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
-                          ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
-                return -2;
-            memcpy(n->exec_vals, held_blob(st, i - s), n->lay->size);
-            n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
-            n->exec_dims = st->held[i - s].dims;
-            n->exec_fn = st->held[i - s].lay->handle;
-        }
-        ag_stat_inc(AG_ST_UPD_NODE);
-        ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
-        return UPD_NODE;
-    }
+    uint32_t s = piece_start(T, p), e = T->ends[p];
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
         if (dims_eq(&st->held[i - s].dims, &n->graph_dims) &&
@@ -615,15 +661,125 @@ static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
         n->graph_dims = st->held[i - s].dims;
         n->graph_fn = st->held[i - s].lay->handle;
     }
+    return 0;
+}
+
+/* Ping-pong: the held values went back to those before the exec's last change, twice in a row.
+ * A second exec of the graph, instantiated with the held values, becomes the exec; the old one
+ * keeps its values as the second, and from now on the two take turns with no update at all (as
+ * a hand-written loop keeps one exec per buffer; a Jacobi-style solver's kernel swaps its input
+ * and output each iteration). Returns 0 when made, -1 when not (no room, the driver refused:
+ * the update goes on as before), -2 when the graph could not be set (the update failed). */
+static int make_alt(ag_stream *st, ag_tmpl *T, uint32_t p)
+{
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = piece_start(T, p), e = T->ends[p];
+    for (uint32_t i = s; i < e; i++)
+        if (!T->nodes[i].alt_vals &&
+            !(T->nodes[i].alt_vals = malloc(T->nodes[i].lay->size ? T->nodes[i].lay->size : 1)))
+            return -1;
+    size_t est = piece_mem(T, p);
+    if (reserve(st, T, est))
+        return -1;
+    if (graph_to_held(st, T, p)) {
+        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        return -2;
+    }
+    CUgraphExec x = NULL;
+    if (ag_fault(AG_F_INSTANTIATE) || ag_drv.cuGraphInstantiateWithFlags(&x, P->graph, 0)) {
+        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        P->flips = 0;
+        return -1;
+    }
+    for (uint32_t i = s; i < e; i++) { /* the old exec's values become the second's */
+        ag_node *n = &T->nodes[i];
+        uint8_t *v = n->alt_vals;
+        n->alt_vals = n->exec_vals;
+        n->exec_vals = v;
+        n->alt_vhash = n->exec_vhash;
+        n->alt_dims = n->exec_dims;
+        n->alt_fn = n->exec_fn;
+        memcpy(n->exec_vals, n->graph_vals, n->lay->size);
+        n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+        n->prev_vhash = n->alt_vhash;
+        n->exec_dims = n->graph_dims;
+        n->exec_fn = n->graph_fn;
+    }
+    P->alt = P->exec;
+    P->exec = x;
+    P->alt_misses = 0;
+    T->mem_est += est;
+    ag_stat_inc(AG_ST_GRAPH_VARIANTS);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: piece %u's arguments alternate: a second exec",
+           (unsigned long long)T->key, p + 1);
+    return 0;
+}
+
+/* Brings piece p's exec up to date with the held values; returns the path taken (-1: none
+ * needed, -2: failed). */
+static int update(ag_stream *st, ag_tmpl *T, uint32_t p)
+{
+    build_src b = src_of_stream(st);
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = piece_start(T, p), e = T->ends[p], nexec = 0, nback = 0;
+    for (uint32_t i = s; i < e; i++)
+        if (exec_differs(st, &T->nodes[i], i - s)) {
+            nexec++;
+            nback += !P->alt && goes_back(st, &T->nodes[i], i - s);
+        }
+    if (!nexec) {
+        ag_stat_inc(AG_ST_UPD_NONE);
+        return -1;
+    }
+    if (P->alt) {
+        uint32_t i = s;
+        while (i < e && !alt_differs(st, &T->nodes[i], i - s))
+            i++;
+        if (i == e) {
+            swap_alt(T, p);
+            P->alt_misses = 0;
+            ag_stat_inc(AG_ST_UPD_VARIANT);
+            return -1;
+        }
+        if (++P->alt_misses >= 8) /* no longer two values taking turns */
+            drop_alt(T, p);
+    } else {
+        P->flips = nback == nexec ? (uint8_t)(P->flips < 2 ? P->flips + 1 : 2) : 0;
+        if (P->flips >= 2) {
+            int r = make_alt(st, T, p);
+            if (r == 0) {
+                ag_stat_inc(AG_ST_UPD_VARIANT);
+                return -1;
+            }
+            if (r == -2)
+                return -2;
+        }
+    }
+    CUDA_KERNEL_NODE_PARAMS kp;
+    if (choose_path(T, P, e - s, nexec) == UPD_NODE) {
+        for (uint32_t i = s; i < e; i++) {
+            ag_node *n = &T->nodes[i];
+            if (!exec_differs(st, n, i - s))
+                continue;
+            if (n->shape.kind == AG_KIND_COPY
+                    ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, held_blob(st, i - s))
+                    : fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                          ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
+                return -2;
+            exec_took(n, held_blob(st, i - s), &st->held[i - s].dims, st->held[i - s].lay->handle);
+        }
+        ag_stat_inc(AG_ST_UPD_NODE);
+        ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
+        return UPD_NODE;
+    }
+    if (graph_to_held(st, T, p))
+        return -2;
     CUgraphExecUpdateResultInfo info;
     if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info))
         return -2;
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        memcpy(n->exec_vals, n->graph_vals, n->lay->size);
-        n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
-        n->exec_dims = n->graph_dims;
-        n->exec_fn = n->graph_fn;
+        exec_took(n, n->graph_vals, &n->graph_dims, n->graph_fn);
     }
     ag_stat_inc(AG_ST_UPD_WHOLE);
     return UPD_WHOLE;

@@ -46,6 +46,12 @@ typedef struct ag_node {
     ag_dims exec_dims, graph_dims;   /* launch dimensions, the same way */
     void *exec_fn, *graph_fn;        /* the function, a member of shape.fn's class (params.h),
                                       * the same way */
+    uint64_t prev_vhash;             /* exec_vhash before the exec's last change of this node */
+    uint8_t *alt_vals;               /* the values of the piece's second exec (NULL until one is
+                                      * made; swapped with exec_vals when the two execs swap) */
+    uint64_t alt_vhash;
+    ag_dims alt_dims;
+    void *alt_fn;
 } ag_node;
 
 /* One piece of a template's graph (pipelined replay: policy/pieces.h): launched as soon as
@@ -60,6 +66,12 @@ typedef struct ag_piece {
                                       * (after an upload on another stream) is no sample */
     uint32_t nkern;                  /* its kernel nodes (not memsets, not copies): set when
                                       * built, counted per replay (fate.replayed) */
+    CUgraphExec alt;                 /* a second exec of the graph, holding the values before the
+                                      * last change (buffers that alternate: ping-pong): replayed,
+                                      * with no update, when the held values are its own */
+    uint8_t flips;                   /* updates in a row that took every changed node back to
+                                      * its value before the previous update */
+    uint8_t alt_misses;              /* changes in a row that matched neither exec */
 } ag_piece;
 
 /* A sequence of launch shapes seen often enough, and its graph. */

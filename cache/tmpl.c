@@ -62,6 +62,7 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
     for (uint32_t i = 0; i < T->len; i++) {
         free(T->nodes[i].exec_vals);
         free(T->nodes[i].graph_vals);
+        free(T->nodes[i].alt_vals);
     }
     free(T->nodes);
     free(T);

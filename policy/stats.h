@@ -36,6 +36,10 @@
     X(UPD_NODE, "updates.per_node", "replays updated node by node")                          \
     X(UPD_NODE_NODES, "updates.per_node_nodes", "nodes updated node by node")                \
     X(UPD_WHOLE, "updates.whole_graph", "replays updated with one cuGraphExecUpdate")        \
+    X(UPD_VARIANT, "updates.variant", "replays of a piece's second exec, which held the "  \
+                                        "arguments already (ping-pong buffers): no update")   \
+    X(GRAPH_VARIANTS, "graphs.variants", "second execs made for pieces whose arguments "       \
+                                         "alternate")                                         \
     X(FAIL_BUILD, "failures.build", "graph builds that failed (sequence ran eagerly)")       \
     X(FAIL_UPDATE, "failures.update", "exec updates that failed (sequence ran eagerly)")     \
     X(FAIL_LAUNCH, "failures.launch", "graph launches that failed (sequence ran eagerly)")   \

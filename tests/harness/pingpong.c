@@ -6,8 +6,10 @@
  *
  * The first half of the iterations changes every launch's arguments (a whole-graph update is
  * cheaper); the second half changes one launch's only (a per-node update is cheaper).
+ * With "alternate", only the pointer changes, every iteration, between the two buffers (a
+ * Jacobi-style solver's swap): two values taking turns.
  *
- * Usage: pingpong [iterations=100] */
+ * Usage: pingpong [iterations=100] [alternate] */
 #include <string.h>
 
 #include "harness.h"
@@ -61,6 +63,7 @@ static void launch(int pos, hx_log *log, uint64_t *buf, uint32_t kid, uint32_t v
 int main(int argc, char **argv)
 {
     long iters = hx_arg(argc, argv, 1, 100);
+    int alternate = argc > 2 && !strcmp(argv[2], "alternate");
     hx_init();
     PA = hx_kernel_acc("pp_a");
     PB = hx_kernel_acc("pp_b");
@@ -71,10 +74,11 @@ int main(int argc, char **argv)
     for (long it = 0; it < iters; it++) {
         hx_entry exp[8];
         int phase1 = it < iters / 2;
-        int bi = phase1 ? (int)(it % 2) : 0;
+        int bi = phase1 || alternate ? (int)(it % 2) : 0;
         for (int pos = 0; pos < 8; pos++) {
             uint32_t kid = 10 + (uint32_t)pos;
-            uint32_t val = phase1     ? (uint32_t)(it * 8 + pos)
+            uint32_t val = alternate  ? 1000u + (uint32_t)pos
+                           : phase1   ? (uint32_t)(it * 8 + pos)
                            : pos == 3 ? (uint32_t)it
                                       : 1000u + (uint32_t)pos;
             launch(pos, log, &bufs[bi], kid, val);
