@@ -8,7 +8,7 @@
 
 #include "policy/faultspec.h"
 #include "policy/options.h"
-#include "cache/graph.h"
+#include "cache/fault.h"
 
 _Static_assert(AG_F_COUNT == AG_FAULT_NPOINTS, "policy/faultspec.c names every fault point");
 

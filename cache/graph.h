@@ -1,10 +1,12 @@
-/* Template graphs: build, update, replay and eviction. */
-/* Build: explicit kernel nodes in a chain, instantiated once and uploaded; update: the cheapest
- * of node by node or whole graph; replay on the application's stream. All under the owning
- * stream's lock. */
+/* Template graphs: build (here or on the worker) and replay. */
+/* Build: explicit kernel nodes in a chain, instantiated once and uploaded; replay on the
+ * application's stream, after the update (update.h); the list of built graphs and its limits
+ * are gcache.h's. All under the owning stream's lock. */
 #ifndef AG_GRAPH_H
 #define AG_GRAPH_H
 
+#include "cache/fault.h"
+#include "cache/gcache.h"
 #include "cache/stream.h"
 
 /* Replays the held launches of st (exactly piece p of T, held[0] its first node) as that
@@ -38,9 +40,6 @@ void ag_build_finish(ag_build_req *q, int run);
  * attributes changed: funcattr.c). */
 void ag_graph_builds_void(void);
 
-/* Destroys T's graphs and execs, every piece's (T stays, and may be built again). */
-void ag_tmpl_drop_graph(ag_stream *st, ag_tmpl *T);
-
 /* The host's time for one graph launch, measured on this process's replays (EWMA); 0 before
  * the first. */
 uint64_t ag_graph_launch_ns(void);
@@ -48,17 +47,5 @@ uint64_t ag_graph_launch_ns(void);
 /* Whether this process has built (instantiated) a graph yet: its first instantiation is
  * suspected to carry a one-time driver cost (tmpl.c, payback_need). */
 int ag_graph_built_once(void);
-
-/* Process-wide graph accounting (AUTOGRAPH_MAX_GRAPHS / MAX_GRAPH_MEM). */
-extern atomic_long ag_graphs_live, ag_graph_mem_live;
-
-/* Device memory of an instantiated, uploaded graph per kernel node: 2560 bytes measured on an
- * H100 with driver 580 (tests/progs/probe.c: cuMemGetInfo around 8 graphs of 512 nodes). */
-#define AG_NODE_MEM_EST 2560
-
-/* Fault injection for tests (AUTOGRAPH_FAULT): 1 when this call of that kind must fail. */
-enum ag_fault_point { AG_F_ADD_NODE, AG_F_INSTANTIATE, AG_F_UPLOAD, AG_F_UPDATE, AG_F_SET_PARAMS,
-                      AG_F_LAUNCH, AG_F_COUNT };
-int ag_fault(enum ag_fault_point p);
 
 #endif

@@ -1,0 +1,262 @@
+/* Bringing a piece's exec up to date with the held launches (see update.h). */
+#include "cache/update.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/log.h"
+#include "policy/stats.h"
+#include "cache/copy.h"
+#include "cache/driver.h"
+#include "cache/fault.h"
+#include "cache/fill.h"
+#include "cache/gcache.h"
+#include "cache/params.h"
+
+/* Whether held launch j has another function, other argument values or launch dimensions
+ * than an exec of node n holds (dims, fn, vals and their fingerprint vhash). Large blocks are
+ * told apart by their value fingerprints first; equal fingerprints are confirmed byte by
+ * byte. */
+static inline int held_differs(ag_stream *st, const ag_node *n, uint32_t j, const ag_dims *dims,
+                               const void *fn, const uint8_t *vals, uint64_t vhash)
+{
+    if (!ag_dims_eq(&st->held[j].dims, dims) || st->held[j].lay->handle != fn)
+        return 1;
+    const uint8_t *b = ag_held_blob(st, j);
+    if (n->lay->size > 256 && ag_hash(b, n->lay->size) != vhash)
+        return 1;
+    return memcmp(b, vals, n->lay->size) != 0;
+}
+
+/* ...than the piece's exec holds in node n. */
+static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t j)
+{
+    return held_differs(st, n, j, &n->exec_dims, n->exec_fn, n->exec_vals, n->exec_vhash);
+}
+
+/* Which update path to take when `nexec` of a piece's `len` nodes changed. Both are measured on
+ * this piece as what they really cost -- the update and the graph launch after it (some of an
+ * update's work is deferred to the launch) -- and the cheaper one wins; the other is sampled
+ * again now and then. A handful of changed nodes always goes node by node. */
+static int choose_path(const ag_tmpl *T, const ag_piece *P, uint32_t len, uint32_t nexec)
+{
+    if (nexec * 8 <= len)
+        return UPD_NODE;
+    if (P->upd_n[UPD_NODE] < 2)
+        return UPD_NODE;
+    if (P->upd_n[UPD_WHOLE] < 2)
+        return UPD_WHOLE;
+    int best = P->upd_ns[UPD_WHOLE] < P->upd_ns[UPD_NODE] ? UPD_WHOLE : UPD_NODE;
+    return (T->replays & 127) == 127 ? !best : best;
+}
+
+void ag_update_record(ag_piece *P, int path, uint64_t ns)
+{
+    uint64_t old = P->upd_ns[path];
+    P->upd_ns[path] = P->upd_n[path] ? old - old / 4 + ns / 4 : ns;
+    P->upd_n[path]++;
+}
+
+/* Whether held launch j goes back, in node n, to the value the exec held before its last
+ * change (the other buffer of a ping-pong pair). */
+static int goes_back(ag_stream *st, const ag_node *n, uint32_t j)
+{
+    return n->prev_vhash && ag_dims_eq(&st->held[j].dims, &n->exec_dims) &&
+           st->held[j].lay->handle == n->exec_fn &&
+           ag_hash(ag_held_blob(st, j), n->lay->size) == n->prev_vhash;
+}
+
+/* The exec took node n's new values (those of `vals`): what it held before is remembered. */
+static void exec_took(ag_node *n, const uint8_t *vals, const ag_dims *dims, void *fn)
+{
+    if (vals != n->exec_vals)
+        memcpy(n->exec_vals, vals, n->lay->size);
+    uint64_t h = ag_hash(n->exec_vals, n->lay->size);
+    if (h != n->exec_vhash)
+        n->prev_vhash = n->exec_vhash;
+    n->exec_vhash = h;
+    n->exec_dims = *dims;
+    n->exec_fn = fn;
+}
+
+/* ...than the piece's second exec holds in node n. */
+static inline int alt_differs(ag_stream *st, const ag_node *n, uint32_t j)
+{
+    return held_differs(st, n, j, &n->alt_dims, n->alt_fn, n->alt_vals, n->alt_vhash);
+}
+
+#define SWAP(type, a, b) \
+    do {                   \
+        type t_ = (a);     \
+        (a) = (b);         \
+        (b) = t_;          \
+    } while (0)
+
+/* The piece's two execs trade places, each node's values with them. */
+static void swap_alt(ag_tmpl *T, uint32_t p)
+{
+    ag_piece *P = &T->pieces[p];
+    for (uint32_t i = ag_piece_start(T, p); i < T->ends[p]; i++) {
+        ag_node *n = &T->nodes[i];
+        SWAP(uint8_t *, n->exec_vals, n->alt_vals);
+        SWAP(uint64_t, n->exec_vhash, n->alt_vhash);
+        SWAP(ag_dims, n->exec_dims, n->alt_dims);
+        SWAP(void *, n->exec_fn, n->alt_fn);
+        n->prev_vhash = n->alt_vhash;
+    }
+    SWAP(CUgraphExec, P->exec, P->alt);
+}
+
+static void drop_alt(ag_tmpl *T, uint32_t p)
+{
+    ag_piece *P = &T->pieces[p];
+    size_t est = ag_piece_mem(T, p);
+    ag_drv.cuGraphExecDestroy(P->alt);
+    P->alt = NULL;
+    P->flips = P->alt_misses = 0;
+    T->mem_est -= est;
+    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+}
+
+/* Sets the piece's graph nodes to the held values (those that differ): 0, or -2 on failure. */
+static int graph_to_held(ag_stream *st, ag_tmpl *T, uint32_t p)
+{
+    ag_src b = ag_src_of_stream(st);
+    CUDA_KERNEL_NODE_PARAMS kp;
+    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    for (uint32_t i = s; i < e; i++) {
+        ag_node *n = &T->nodes[i];
+        if (ag_dims_eq(&st->held[i - s].dims, &n->graph_dims) &&
+            st->held[i - s].lay->handle == n->graph_fn &&
+            !memcmp(ag_held_blob(st, i - s), n->graph_vals, n->lay->size))
+            continue;
+        if (n->shape.kind == AG_KIND_COPY
+                ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(NULL, n, ag_held_blob(st, i - s))
+                : ag_fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                      ag_drv.cuGraphKernelNodeSetParams_v2(n->node, &kp))
+            return -2;
+        memcpy(n->graph_vals, ag_held_blob(st, i - s), n->lay->size);
+        n->graph_dims = st->held[i - s].dims;
+        n->graph_fn = st->held[i - s].lay->handle;
+    }
+    return 0;
+}
+
+/* Ping-pong: the held values went back to those before the exec's last change, twice in a row.
+ * A second exec of the graph, instantiated with the held values, becomes the exec; the old one
+ * keeps its values as the second, and from now on the two take turns with no update at all (as
+ * a hand-written loop keeps one exec per buffer; a Jacobi-style solver's kernel swaps its input
+ * and output each iteration). Returns 0 when made, -1 when not (no room, the driver refused:
+ * the update goes on as before), -2 when the graph could not be set (the update failed). */
+static int make_alt(ag_stream *st, ag_tmpl *T, uint32_t p)
+{
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    for (uint32_t i = s; i < e; i++)
+        if (!T->nodes[i].alt_vals &&
+            !(T->nodes[i].alt_vals = malloc(T->nodes[i].lay->size ? T->nodes[i].lay->size : 1)))
+            return -1;
+    size_t est = ag_piece_mem(T, p);
+    if (ag_gcache_reserve(st, T, est))
+        return -1;
+    if (graph_to_held(st, T, p)) {
+        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        return -2;
+    }
+    CUgraphExec x = NULL;
+    if (ag_fault(AG_F_INSTANTIATE) || ag_drv.cuGraphInstantiateWithFlags(&x, P->graph, 0)) {
+        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        P->flips = 0;
+        return -1;
+    }
+    for (uint32_t i = s; i < e; i++) { /* the old exec's values become the second's */
+        ag_node *n = &T->nodes[i];
+        uint8_t *v = n->alt_vals;
+        n->alt_vals = n->exec_vals;
+        n->exec_vals = v;
+        n->alt_vhash = n->exec_vhash;
+        n->alt_dims = n->exec_dims;
+        n->alt_fn = n->exec_fn;
+        memcpy(n->exec_vals, n->graph_vals, n->lay->size);
+        n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+        n->prev_vhash = n->alt_vhash;
+        n->exec_dims = n->graph_dims;
+        n->exec_fn = n->graph_fn;
+    }
+    P->alt = P->exec;
+    P->exec = x;
+    P->alt_misses = 0;
+    T->mem_est += est;
+    ag_stat_inc(AG_ST_GRAPH_VARIANTS);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: piece %u's arguments alternate: a second exec",
+           (unsigned long long)T->key, p + 1);
+    return 0;
+}
+
+int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
+{
+    ag_src b = ag_src_of_stream(st);
+    ag_piece *P = &T->pieces[p];
+    uint32_t s = ag_piece_start(T, p), e = T->ends[p], nexec = 0, nback = 0;
+    for (uint32_t i = s; i < e; i++)
+        if (exec_differs(st, &T->nodes[i], i - s)) {
+            nexec++;
+            nback += !P->alt && goes_back(st, &T->nodes[i], i - s);
+        }
+    if (!nexec) {
+        ag_stat_inc(AG_ST_UPD_NONE);
+        return -1;
+    }
+    if (P->alt) {
+        uint32_t i = s;
+        while (i < e && !alt_differs(st, &T->nodes[i], i - s))
+            i++;
+        if (i == e) {
+            swap_alt(T, p);
+            P->alt_misses = 0;
+            ag_stat_inc(AG_ST_UPD_VARIANT);
+            return -1;
+        }
+        if (++P->alt_misses >= 8) /* no longer two values taking turns */
+            drop_alt(T, p);
+    } else {
+        P->flips = nback == nexec ? (uint8_t)(P->flips < 2 ? P->flips + 1 : 2) : 0;
+        if (P->flips >= 2) {
+            int r = make_alt(st, T, p);
+            if (r == 0) {
+                ag_stat_inc(AG_ST_UPD_VARIANT);
+                return -1;
+            }
+            if (r == -2)
+                return -2;
+        }
+    }
+    CUDA_KERNEL_NODE_PARAMS kp;
+    if (choose_path(T, P, e - s, nexec) == UPD_NODE) {
+        for (uint32_t i = s; i < e; i++) {
+            ag_node *n = &T->nodes[i];
+            if (!exec_differs(st, n, i - s))
+                continue;
+            if (n->shape.kind == AG_KIND_COPY
+                    ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, ag_held_blob(st, i - s))
+                    : ag_fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
+                          ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
+                return -2;
+            exec_took(n, ag_held_blob(st, i - s), &st->held[i - s].dims, st->held[i - s].lay->handle);
+        }
+        ag_stat_inc(AG_ST_UPD_NODE);
+        ag_stat_add(AG_ST_UPD_NODE_NODES, nexec);
+        return UPD_NODE;
+    }
+    if (graph_to_held(st, T, p))
+        return -2;
+    CUgraphExecUpdateResultInfo info;
+    if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info))
+        return -2;
+    for (uint32_t i = s; i < e; i++) {
+        ag_node *n = &T->nodes[i];
+        exec_took(n, n->graph_vals, &n->graph_dims, n->graph_fn);
+    }
+    ag_stat_inc(AG_ST_UPD_WHOLE);
+    return UPD_WHOLE;
+}
