@@ -38,7 +38,9 @@
  *   iterations: runs of a body; mask: bit k set turns operation kind k (enum opk) into a
  *   launch (to minimise a failure). RANDOM_TRACE=1 prints every operation on stderr.
  *   RANDOM_PAGEABLE_SYNC=1 also checks right after an async DtoH into pageable memory, as if
- *   it were synchronous (real drivers make it so; CUDA's documentation says "might be"). */
+ *   it were synchronous (real drivers make it so; CUDA's documentation says "might be").
+ *   RANDOM_ALTERNATE=1 gives every operation two sets of values and cells that take turns,
+ *   run by run, launch dimensions too (a solver swapping its buffers: exec variants). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -82,7 +84,7 @@ static uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
     return mix64(a ^ mix64(b + 0x632BE59BD9B4E019ull) ^ mix64(c * 0x8CB92BA72F3D8DD7ull + 1));
 }
 
-static int g_trace, g_pageable_sync;
+static int g_trace, g_pageable_sync, g_alternate;
 #define TR(...)                                                                                \
     do {                                                                                       \
         if (g_trace)                                                                           \
@@ -319,6 +321,10 @@ static void gen_op(op *o, int sync_only)
     o->form = (int)rnd(3);
     o->vmode = (int)rnd(3);
     o->pmode = (int)rnd(3);
+    if (g_alternate) {
+        o->vmode = 3;
+        o->pmode = 1;
+    }
     o->kid = 100 + (uint32_t)o->id;
     int k;
     if (sync_only) {
@@ -407,7 +413,7 @@ static void gen_op(op *o, int sync_only)
 /* ---- per-run values --------------------------------------------------------------------- */
 static uint32_t opval(const op *o, long n)
 {
-    long k = o->vmode == 0 ? 0 : o->vmode == 1 ? n : n / 3;
+    long k = o->vmode == 0 ? 0 : o->vmode == 1 ? n : o->vmode == 2 ? n / 3 : n & 1;
     return (uint32_t)hash3(g_seed, (uint64_t)o->id, (uint64_t)k);
 }
 
@@ -669,9 +675,10 @@ static void run_kernel(op *o, int e, long n, CUfunction f)
     uint32_t v = opval(o, n);
     unsigned g = 1, b = 32, smem = 0;
     if (o->dims) {
-        g = 1 + (unsigned)(n % 4);
-        b = n % 2 ? 64 : 32;
-        smem = (unsigned)(n % 3) * 128;
+        long m = g_alternate ? n & 1 : n;
+        g = 1 + (unsigned)(m % 4);
+        b = m % 2 ? 64 : 32;
+        smem = (unsigned)(m % 3) * 128;
     }
     int d = o->dst[pick(o, n, 0)], sc = o->src[pick(o, n, 1)];
     int rd[1], wr[1], nrd, nwr;
@@ -1119,6 +1126,7 @@ int main(int argc, char **argv)
     g_mask = argc > 3 ? strtol(argv[3], NULL, 0) : 0;
     g_trace = getenv("RANDOM_TRACE") && atoi(getenv("RANDOM_TRACE"));
     g_pageable_sync = getenv("RANDOM_PAGEABLE_SYNC") && atoi(getenv("RANDOM_PAGEABLE_SYNC"));
+    g_alternate = getenv("RANDOM_ALTERNATE") && atoi(getenv("RANDOM_ALTERNATE"));
     g_rng = mix64(g_seed + 1);
     g_ctx = hx_init();
     static const size_t sz_rec[] = { 8, 4, 4 };
