@@ -197,11 +197,12 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
     ag_src b = ag_src_of_stream(st);
     ag_piece *P = &T->pieces[p];
-    uint32_t s = ag_piece_start(T, p), e = T->ends[p], nexec = 0, nback = 0;
+    uint32_t s = ag_piece_start(T, p), e = T->ends[p], nexec = 0;
+    int back = !P->alt; /* every changed node goes back (a value hashed until one does not) */
     for (uint32_t i = s; i < e; i++)
         if (exec_differs(st, &T->nodes[i], i - s)) {
             nexec++;
-            nback += !P->alt && goes_back(st, &T->nodes[i], i - s);
+            back = back && goes_back(st, &T->nodes[i], i - s);
         }
     if (!nexec) {
         ag_stat_inc(AG_ST_UPD_NONE);
@@ -220,7 +221,7 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
         if (++P->alt_misses >= 8) /* no longer two values taking turns */
             drop_alt(T, p);
     } else {
-        P->flips = nback == nexec ? (uint8_t)(P->flips < 2 ? P->flips + 1 : 2) : 0;
+        P->flips = back ? (uint8_t)(P->flips < 2 ? P->flips + 1 : 2) : 0;
         if (P->flips >= 2) {
             int r = make_alt(st, T, p);
             if (r == 0) {
