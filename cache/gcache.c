@@ -149,6 +149,12 @@ int ag_gcache_reserve(ag_stream *st, ag_tmpl *T, size_t est)
     }
 }
 
+void ag_gcache_release(const ag_tmpl *T, size_t est)
+{
+    atomic_fetch_sub(&ag_graphs_live, T->nbuilt ? 0 : 1);
+    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+}
+
 /* The device memory piece p of T is estimated to take. */
 size_t ag_piece_mem(const ag_tmpl *T, uint32_t p)
 {

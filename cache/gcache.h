@@ -23,6 +23,10 @@ size_t ag_piece_mem(const ag_tmpl *T, uint32_t p);
  * evicting other templates' graphs if need be. 0 when reserved. */
 int ag_gcache_reserve(ag_stream *st, ag_tmpl *T, size_t est);
 
+/* A reservation of ag_gcache_reserve for T given back (not used, or its exec destroyed): the
+ * bytes, and the graph while T has none built. */
+void ag_gcache_release(const ag_tmpl *T, size_t est);
+
 /* T was replayed, or its first piece built: it goes to the front of the list. */
 void ag_gcache_front(ag_stream *st, ag_tmpl *T);
 

@@ -176,8 +176,7 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
                             st->issue, &g, &x, &what);
     if (r) {
         build_failed(T, what, r);
-        atomic_fetch_sub(&ag_graphs_live, T->nbuilt ? 0 : 1);
-        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        ag_gcache_release(T, est);
         return -1;
     }
     built(st, T, p, g, x, est, st->held, st->arena);

@@ -136,8 +136,9 @@ static int shares_prefix(const ag_stream *st, const ag_tmpl *U, uint32_t k, uint
  * held next: U begins with what went out already (whole pieces of st->cand), has a piece
  * starting there, and continues with the held launches -- all within that piece. (Templates
  * that share a beginning without one extending the other have the same pieces only within it
- * (ag_pieces_align, tmpl.c): U's piece may end before what st->cand held. A hold past a piece's end would never send the piece, and
- * its replay would run only the piece's launches: the rest were lost.) */
+ * (ag_pieces_align, tmpl.c): U's piece may end before what st->cand held. A hold past a
+ * piece's end would never send the piece, and its replay would run only the piece's launches:
+ * the rest were lost.) */
 static int held_prefix_of(const ag_stream *st, const ag_tmpl *U, uint32_t k, uint32_t more)
 {
     int p = piece_at(U, st->pos);

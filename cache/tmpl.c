@@ -184,7 +184,8 @@ void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
         ag_benefit_set_need(&T->ben, 0, payback_need(T));
     int before = T->ben.state;
     uint32_t bounds = T->ben.gpu_bounds;
-    if (t) /* (it ends here: at an ordering point, or its last launch) */
+    if (t && ag_benefit_wants_span(&T->ben, graph, build)) /* (it ends here: at an ordering
+                                                             * point, or its last launch) */
         ag_benefit_span(&T->ben, graph, build, ag_now_ns() - t);
     ag_benefit_occurred(&T->ben, graph, build, t);
     if (T->ben.gpu_bounds != bounds)

@@ -85,11 +85,11 @@ static inline int alt_differs(ag_stream *st, const ag_node *n, uint32_t j)
     return held_differs(st, n, j, &n->alt_dims, n->alt_fn, n->alt_vals, n->alt_vhash);
 }
 
-#define SWAP(type, a, b) \
-    do {                   \
-        type t_ = (a);     \
-        (a) = (b);         \
-        (b) = t_;          \
+#define SWAP(type, a, b)                                                                        \
+    do {                                                                                       \
+        type t_ = (a);                                                                         \
+        (a) = (b);                                                                             \
+        (b) = t_;                                                                              \
     } while (0)
 
 /* The piece's two execs trade places, each node's values with them. */
@@ -115,7 +115,7 @@ static void drop_alt(ag_tmpl *T, uint32_t p)
     P->alt = NULL;
     P->flips = P->alt_misses = 0;
     T->mem_est -= est;
-    atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+    ag_gcache_release(T, est);
 }
 
 /* Sets the piece's graph nodes to the held values (those that differ): 0, or -2 on failure. */
@@ -160,28 +160,23 @@ static int make_alt(ag_stream *st, ag_tmpl *T, uint32_t p)
     if (ag_gcache_reserve(st, T, est))
         return -1;
     if (graph_to_held(st, T, p)) {
-        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        ag_gcache_release(T, est);
         return -2;
     }
     CUgraphExec x = NULL;
     if (ag_fault(AG_F_INSTANTIATE) || ag_drv.cuGraphInstantiateWithFlags(&x, P->graph, 0)) {
-        atomic_fetch_sub(&ag_graph_mem_live, (long)est);
+        ag_gcache_release(T, est);
         P->flips = 0;
         return -1;
     }
     for (uint32_t i = s; i < e; i++) { /* the old exec's values become the second's */
         ag_node *n = &T->nodes[i];
-        uint8_t *v = n->alt_vals;
-        n->alt_vals = n->exec_vals;
-        n->exec_vals = v;
+        SWAP(uint8_t *, n->exec_vals, n->alt_vals);
         n->alt_vhash = n->exec_vhash;
         n->alt_dims = n->exec_dims;
         n->alt_fn = n->exec_fn;
-        memcpy(n->exec_vals, n->graph_vals, n->lay->size);
-        n->exec_vhash = ag_hash(n->exec_vals, n->lay->size);
+        exec_took(n, n->graph_vals, &n->graph_dims, n->graph_fn);
         n->prev_vhash = n->alt_vhash;
-        n->exec_dims = n->graph_dims;
-        n->exec_fn = n->graph_fn;
     }
     P->alt = P->exec;
     P->exec = x;

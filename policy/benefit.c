@@ -196,8 +196,6 @@ static uint32_t recheck_wait(const ag_benefit *b, int gpu)
     return w >= RECHECK_ON ? RECHECK_ON : (uint32_t)w;
 }
 
-/* Graphs stay on when one measure wins by the margin and the other is not worse; without GPU
- * samples, the host's measure alone decides. */
 /* Whether the trial decides on its span samples (ag_benefit_span): all of them are in, and the
  * intervals are too few to end the trial early. */
 static int spans_instead(const ag_benefit *b)
@@ -206,6 +204,8 @@ static int spans_instead(const ag_benefit *b)
            (b->ng < EARLY_SAMPLES || b->ne < EARLY_SAMPLES);
 }
 
+/* Graphs stay on when one measure wins by the margin and the other is not worse; without GPU
+ * samples, the host's measure alone decides. */
 static void decide(ag_benefit *b)
 {
     b->trials++;
@@ -409,7 +409,7 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
 
 void ag_benefit_span(ag_benefit *b, int graph, int build, uint64_t span)
 {
-    if ((b->state != AG_BEN_TRIAL && (b->state != AG_BEN_PROBE || graph)) || build || !span)
+    if (!ag_benefit_wants_span(b, graph, build) || !span)
         return; /* (a probe's eager spans are carried into its trial, as its intervals are) */
     if (graph && b->nspg < AG_BEN_SAMPLES)
         b->spg[b->nspg++] = span;

@@ -155,6 +155,12 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t);
  * graphs off unmeasured. */
 void ag_benefit_span(ag_benefit *b, int graph, int build, uint64_t span);
 
+/* Whether such a span would be taken (the engine reads the clock for it only then). */
+static inline int ag_benefit_wants_span(const ag_benefit *b, int graph, int build)
+{
+    return !build && (b->state == AG_BEN_TRIAL || (b->state == AG_BEN_PROBE && !graph));
+}
+
 /* The GPU's time from the start of one occurrence (mode `graph`, marked in trial `trial_id`)
  * to the start of the next, ns. Samples of another trial, or of an occurrence that built its
  * graph, are ignored. */
