@@ -7,7 +7,7 @@
 
 load harness
 
-setup_file() { harness_require loop8 random fork exit_held unload stress pieces distinct; }
+setup_file() { harness_require loop8 random fork exit_held unload stress pieces distinct libthreads; }
 setup() { harness_setup; }
 
 # agw [VAR=VALUE...] PROGRAM [ARGS...]: `ag` with the worker on. HX_SETTLE: loop8 and pieces
@@ -30,6 +30,18 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     assert_equal "$(fc launcher_instantiations)" 0
     assert_equal "$(fc launcher_param_queries)" 0
     [ "$(stat graphs.replays)" -ge 1 ] || fail "the built graph was never replayed"
+}
+
+@test "worker: runs as SCHED_BATCH, named ag-worker; the application's threads keep their policy" {
+    # a SCHED_BATCH thread never preempts the thread that woke it: on a CPU shared with the
+    # launching thread, a layout probe or a build must not run inside the launch that asked
+    agw "$H/libthreads"
+    assert_success
+    assert_output --partial "PASS"
+    assert_line "thread ag-worker batch"
+    assert_line --regexp "^thread libthreads other main$"
+    run grep -c "batch" <<<"$output"
+    assert_output 1
 }
 
 @test "worker: off, the launching thread builds at the first replay (AUTOGRAPH_WORKER=0)" {

@@ -26,6 +26,9 @@ static void *run(void *unused)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the application's handlers never run here */
+    /* named for debuggers and top; its policy stays the caller's (unlike the worker's): a stale
+     * hold must go out promptly */
+    pthread_setname_np(pthread_self(), "ag-watchdog");
     int idle = 0;
     for (;;) {
         int state = atomic_load(&ag_hot.state);

@@ -8,6 +8,7 @@
 #include "cache/worker.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -146,10 +147,20 @@ static int start_locked(void)
     int started = __atomic_load_n(&g_started, __ATOMIC_RELAXED);
     if (started)
         return started > 0;
+    /* Cold work never takes the CPU from the application: a SCHED_BATCH thread does not
+     * preempt the thread that woke it. On a CPU shared with the launching thread (a container
+     * of one CPU, a pinned rank) a wake-up for a layout probe otherwise ran the probe, 50-300
+     * us, inside the launch that asked for it (cuBLAS timed once on one CPU, H100 host,
+     * selftime marks, 2026-11-25). Set, not inherited: a real-time caller's policy would be. */
     pthread_attr_t a;
     pthread_attr_init(&a);
     int r = pthread_create(&g_thread, &a, run, NULL);
     pthread_attr_destroy(&a);
+    if (!r) { /* (glibc's thread attributes take no SCHED_BATCH: set once it runs) */
+        struct sched_param none = { 0 };
+        pthread_setschedparam(g_thread, SCHED_BATCH, &none);
+        pthread_setname_np(g_thread, "ag-worker");
+    }
     __atomic_store_n(&g_started, r ? -1 : 1, __ATOMIC_RELAXED); /* (read unlocked: worker_on) */
     if (!r)
         ag_layout_async(wake_for_probe); /* layouts are asked about here from now on */
