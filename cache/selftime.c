@@ -18,6 +18,9 @@ static uint64_t g_slow[AG_SELF_KINDS], g_slow_marks[AG_SELF_KINDS][AG_SM_COUNT];
 static atomic_ullong g_ticks[AG_SELF_KINDS], g_calls[AG_SELF_KINDS], g_first[AG_SELF_KINDS],
     g_max[AG_SELF_KINDS];
 static atomic_long g_first_faults[AG_SELF_KINDS];
+/* Per state: each phase's ticks (from a mark to the next one set, or to the end), summed over
+ * its launches, and the driver's ticks (inside the phase that passed the launch) */
+static atomic_ullong g_phase[AG_SELF_KINDS][AG_SM_COUNT], g_drv[AG_SELF_KINDS];
 
 static long faults_now(void)
 {
@@ -51,17 +54,27 @@ void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0)
         ;
 }
 
-void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, long faults0)
+void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, uint64_t drv, long faults0)
 {
     ag_selftime_add(k, ticks, faults0);
     if (k != AG_SELF_LAUNCH)
         return;
     int st = ag_self_state;
     ag_selftime_add((enum ag_selftime_kind)st, ticks, 0);
+    uint64_t end = ag_ticks();
+    for (int m = 0, next; m < AG_SM_COUNT; m = next) {
+        for (next = m + 1; next < AG_SM_COUNT && !ag_self_marks[next]; next++)
+            ;
+        if (ag_self_marks[m])
+            atomic_fetch_add_explicit(&g_phase[st][m],
+                                      (next < AG_SM_COUNT ? ag_self_marks[next] : end) -
+                                          ag_self_marks[m],
+                                      memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&g_drv[st], drv, memory_order_relaxed);
     if (ticks <= __atomic_load_n(&g_slow[st], __ATOMIC_RELAXED))
         return;
     /* each mark as the time from it to the call's end (the driver's time included) */
-    uint64_t end = ag_ticks();
     pthread_mutex_lock(&g_slow_mu);
     if (ticks > g_slow[st]) {
         g_slow[st] = ticks;
@@ -127,6 +140,20 @@ __attribute__((destructor)) static void report(void)
         for (int m = 0; m < AG_SM_COUNT; m++)
             if (g_slow_marks[k][m])
                 fprintf(stderr, " %s %.1f", marks[m], (double)g_slow_marks[k][m] / per_ns / 1e3);
+        fprintf(stderr, "\n");
+    }
+    for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
+        unsigned long long n = atomic_load(&g_calls[k]);
+        if (!n)
+            continue;
+        fprintf(stderr, "autograph-selftime: mean phases of %s (ns, from each mark to the next; "
+                        "the driver's %.0f in the one that passed it):", names[k],
+                (double)atomic_load(&g_drv[k]) / (double)n / per_ns);
+        for (int m = 0; m < AG_SM_COUNT; m++) {
+            unsigned long long t = atomic_load(&g_phase[k][m]);
+            if (t)
+                fprintf(stderr, " %s %.0f", marks[m], (double)t / (double)n / per_ns);
+        }
         fprintf(stderr, "\n");
     }
     fprintf(stderr, "autograph-selftime: measuring overhead %.1f ns per call (subtracted)\n",

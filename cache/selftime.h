@@ -30,7 +30,7 @@ enum ag_selftime_kind {
 extern __thread uint64_t ag_self_drv; /* ticks (ag_ticks) spent in passed-through driver calls */
 void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0);
 /* Adds a call of kind k, and a launch also to its state's kind. */
-void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, long faults0);
+void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, uint64_t drv, long faults0);
 /* The thread's page faults so far, until the first call of kind k is counted (then 0). */
 long ag_selftime_faults(enum ag_selftime_kind k);
 extern __thread uint8_t ag_self_state;   /* enum ag_selftime_kind of the launch under way */
@@ -40,10 +40,12 @@ extern __thread uint8_t ag_self_state;   /* enum ag_selftime_kind of the launch 
     memset(ag_self_marks, 0, sizeof ag_self_marks);                                            \
     const uint64_t ag_self_t0 = ag_self_marks[AG_SM_BEGIN] = ag_ticks(), ag_self_d0 = ag_self_drv
 #define AG_SELF_END(k)                                                                         \
-    ag_selftime_end(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0), ag_self_f0)
+    ag_selftime_end(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0),                    \
+                    ag_self_drv - ag_self_d0, ag_self_f0)
 #define AG_SELF_STATE(s) (ag_self_state = (s))
 /* Phase marks inside one launch: the slowest launch of each state is kept with the time from
- * each mark set to the next (printed at exit), to find what makes a launch slow. */
+ * each mark set to the next (printed at exit), to find what makes a launch slow; and every
+ * launch's phases are summed per state, for the mean time of each phase. */
 enum ag_self_mark { AG_SM_BEGIN, AG_SM_STATS, AG_SM_ATEXIT, AG_SM_ENGINE, AG_SM_LOOKUP, AG_SM_PREPARE, AG_SM_LAYOUT, AG_SM_SHAPE,
                     AG_SM_FIND, AG_SM_PASS, AG_SM_LEARN, AG_SM_COUNT };
 extern __thread uint64_t ag_self_marks[AG_SM_COUNT];
