@@ -8,7 +8,7 @@
 
 load harness
 
-setup_file() { harness_require ctxrecord legacygrid funcattr curctx fnclass; }
+setup_file() { harness_require ctxrecord legacygrid funcattr curctx fnclass attrchurn; }
 setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
 
 @test "fake driver alone: context records, deprecated launches, attribute snapshots, current context, kernel copies" {
@@ -54,6 +54,20 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     at_least cache.attr_drops 6
     [ "$(stat cache.attr_drops)" -le 9 ] || fail "more graphs dropped than attribute changes"
     assert_equal "$(stat cache.invalidations)" 0
+    no_failures
+}
+
+@test "an attribute set to alternating values every iteration: exact, and the sequence backs off instead of being built for every occurrence" {
+    ag "$H/attrchurn" 200
+    assert_success
+    assert_output --partial "PASS attrchurn"
+    # every change drops the graph holding X: without the back-off, each of the ~197
+    # occurrences after learning was built and replayed once; with it, two drops in a row
+    # before a graph pays back turn the sequence eager for 64, then 128 occurrences
+    local built
+    built="$(sed -n 's/^built //p' <<<"$output")"
+    [ "$built" -le 20 ] || fail "$built graphs built for 200 iterations"
+    at_least policy.attr_backoffs 2
     no_failures
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "policy/log.h"
 
 #define FA_CAP 1024 /* power of two */
 #define FA_PROBE 32  /* longest probe sequence looked at */
@@ -75,6 +76,15 @@ int ag_funcattr_begin(const void *h, int attr, int dev, int v)
     pthread_rwlock_wrlock(&g_fa_lock);
     if (known_same(h, attr, dev, v)) /* another thread set it meanwhile */
         return AG_FA_SAME_EXCL;
+    if (AG_LOG_DEBUG <= ag_log_level()) { /* (which attribute churns, when graphs keep going) */
+        fa_entry *e = h ? fa_slot(h, attr, dev) : NULL;
+        if (e && e->h && e->known)
+            ag_log(AG_LOG_DEBUG, "function %p, attribute %d, device %d: %d -> %d", h, attr, dev,
+                   e->v, v);
+        else
+            ag_log(AG_LOG_DEBUG, "function %p, attribute %d, device %d: set to %d (first)", h,
+                   attr, dev, v);
+    }
     ag_order_func(h, 0);
     return AG_FA_CHANGE;
 }

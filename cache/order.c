@@ -165,6 +165,28 @@ static int graph_reached(const ag_tmpl *T, const func_req *q)
     return 0;
 }
 
+/* T's graphs were just dropped for an attribute change. A library that sets a kernel's
+ * attribute to values that alternate around its launches (PyTorch's BatchNorm under AMP:
+ * MAX_DYNAMIC_SHARED_SIZE_BYTES of one kernel 0, then 8192, every step) drops the graph of
+ * every occurrence: each is then held, built and issued eagerly for nothing (91% of an AMP
+ * training step's launches, 0.81x eager on the H100, 2026-11-25). Twice in a row with fewer
+ * than ATTR_PAYBACK replays between: the sequence goes eager for a back-off that doubles, as
+ * after a failed build. */
+#define ATTR_PAYBACK 4
+static void attr_churn(ag_tmpl *T)
+{
+    int early = T->replays - T->attr_drop_replays < ATTR_PAYBACK;
+    T->attr_drop_replays = T->replays;
+    T->attr_churn = early ? T->attr_churn + 1 : 0;
+    if (T->attr_churn < 2)
+        return;
+    T->attr_churn = 0;
+    ag_benefit_failed(&T->ben);
+    ag_stat_inc(AG_ST_POLICY_ATTR_OFF);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: function attribute changes keep dropping its "
+           "graphs before they pay back: eager for a while", (unsigned long long)T->key);
+}
+
 static void func_each(ag_stream *st, void *arg)
 {
     func_req *q = arg;
@@ -186,6 +208,7 @@ static void func_each(ag_stream *st, void *arg)
             if (T->nbuilt && graph_reached(T, q)) {
                 ag_tmpl_drop_graph(st, T);
                 ag_stat_inc(AG_ST_ATTR_DROPS);
+                attr_churn(T);
                 q->dropped++;
             }
     }

@@ -72,6 +72,9 @@
                                           "was busy with earlier work when holds began")       \
     X(POLICY_ABORT_OFF, "policy.abort_backoffs", "sequences turned off for breaking off "    \
                                                  "too often (the back-off doubles each time)") \
+    X(POLICY_ATTR_OFF, "policy.attr_backoffs", "sequences turned off because attribute "      \
+                                               "changes kept dropping their graphs before "    \
+                                               "they paid back (the back-off doubles)")         \
     X(WATCHED, "launches.watched", "of launches.eager: passed on a stream without state, "    \
                                    "their function not seen on it before (nothing learned)")   \
     X(STREAMS, "streams.states", "stream states made (a stream gets one once a function "    \
