@@ -8,7 +8,7 @@
 bats_require_minimum_version 1.5.0
 load harness
 
-setup_file() { harness_require loop8 traceops event fork tracequeue; }
+setup_file() { harness_require loop8 traceops event fork tracequeue attrchurn; }
 setup() {
     harness_setup
     CLI="$BATS_TEST_DIRNAME/../build/autograph"
@@ -142,6 +142,36 @@ args() {
     assert_equal "$(args cuEventQuery | sort -u)" " $e1"
     assert_equal "$(args cuEventElapsedTime | sort -u)" " $e1 $e2"
     assert_equal "$(args cuStreamWaitEvent | sort -u)" " $e2"
+}
+
+@test "trace: function attribute sets carry the function, the attribute, the device and the value" {
+    rec "$H/attrchurn" 20
+    assert_success
+    dump "$T"
+    assert_equal "$(calls OP cuFuncSetAttribute)" 20
+    # X's MAX_DYNAMIC_SHARED_SIZE_BYTES (8), no device (a cuFunc* call): 0 and 8192 in turn,
+    # named by X's FUNC record
+    local x
+    x=$(awk '$1 == "FUNC" && $NF == "ac_x" { print $3 }' "$BATS_TEST_TMPDIR/dump.txt")
+    [ -n "$x" ] || fail "no FUNC record for ac_x"
+    assert_equal "$(grep -c "(funcattr) func $x attr 8 dev -1 value 0 result 0" "$BATS_TEST_TMPDIR/dump.txt")" 10
+    assert_equal "$(grep -c "(funcattr) func $x attr 8 dev -1 value 8192 result 0" "$BATS_TEST_TMPDIR/dump.txt")" 10
+}
+
+@test "trace: the replay model sees the attribute values: alternating ones drop graphs, and the sequence backs off" {
+    rec "$H/attrchurn" 200
+    assert_success
+    run --separate-stderr "$CLI" simulate --opt BENEFIT=always --opt MIN_REPEATS=2 \
+        --stats "$BATS_TEST_TMPDIR/s.json" "$T"
+    assert_success
+    local c
+    c=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["counters"]
+print(c["cache.attr_drops"], c["policy.attr_backoffs"], c["graphs.built"])' "$BATS_TEST_TMPDIR/s.json")
+    read -r drops offs built <<<"$c"
+    # (a trace without the values took every set as unchanged: nothing dropped)
+    [ "$drops" -ge 2 ] || fail "the model dropped no graph: $c"
+    [ "$offs" -ge 2 ] || fail "no back-off in the model: $c"
+    [ "$built" -le 20 ] || fail "$built graphs built by the model for 200 iterations"
 }
 
 @test "trace: AUTOGRAPH_TRACE_GPU=1 records the GPU time of every launch, copy and graph launch" {

@@ -144,9 +144,26 @@ typedef struct ag_tr_op {
     int32_t result;  /* the CUresult the application got */
     uint32_t pad2;
     uint64_t arg;    /* the event for event calls (record, query, sync, wait); the byte count
-                      * for copies and memsets; else 0 */
-    uint64_t arg2;   /* cuEventElapsedTime: the end event; else 0 */
+                      * for copies and memsets; FUNCATTR: the function's ag_tr_func.id (0 in
+                      * traces older than 2026-11-25: the value is not known); else 0 */
+    uint64_t arg2;   /* cuEventElapsedTime: the end event; FUNCATTR: ag_tr_funcattr_arg; else
+                      * 0 */
 } ag_tr_op;
+
+/* A FUNCATTR record's arg2: the attribute (a CUfunction_attribute, or AG_FA_CACHE_CONFIG /
+ * AG_FA_SHMEM_CONFIG, cache/funcattr.h) and the device (AG_FA_NO_DEVICE for the cuFunc*
+ * calls), 16 bits each, then the value set, 32 bits. */
+static inline uint64_t ag_tr_funcattr_arg(int attr, int dev, int value)
+{
+    return (uint64_t)(uint16_t)(int16_t)attr << 48 | (uint64_t)(uint16_t)(int16_t)dev << 32 |
+           (uint32_t)value;
+}
+static inline void ag_tr_funcattr_of(uint64_t arg2, int *attr, int *dev, int *value)
+{
+    *attr = (int16_t)(uint16_t)(arg2 >> 48);
+    *dev = (int16_t)(uint16_t)(arg2 >> 32);
+    *value = (int32_t)(uint32_t)arg2;
+}
 
 /* ag_tr_copy.mem kinds: enum ag_mem (cache/copy.h): none, device, pinned, pageable, managed */
 typedef struct ag_tr_copy {

@@ -555,6 +555,10 @@ void ag_tr_op_end(ag_tr_tok *t, uint32_t *name_id, const char *name, int cls, CU
     pthread_mutex_lock(&g_mu);
     if (g_fd >= 0 && !*name_id)
         name_locked(name_id, name);
+    if (cls == AG_TRC_FUNCATTR) { /* the handle, as the function's id (its record first) */
+        tr_func *f = g_fd >= 0 && arg ? func_locked((void *)(uintptr_t)arg) : NULL;
+        rec.arg = f ? f->id : 0;
+    }
     rec.name = *name_id;
     put_call_locked(&rec.h, sizeof rec, t, gpu_ok);
     if (cls == AG_TRC_DESTROY && r == CUDA_SUCCESS)

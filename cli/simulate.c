@@ -444,7 +444,21 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
         ag_engine_prepare();
         engine = 0;
         break;
-    default: /* FUNCATTR (its value is not traced: taken as unchanged), OTHER */
+    case AG_TRC_FUNCATTR:
+        if (!O->arg) { /* a trace older than the values: taken as unchanged */
+            engine = 0;
+            break;
+        }
+        {
+            const ag_tr_func *f = sim_func_by_id((uint32_t)O->arg);
+            void *h = (void *)(uintptr_t)(f ? f->handle : 0xF0000000u + O->arg);
+            int attr, dev, v;
+            ag_tr_funcattr_of(O->arg2, &attr, &dev, &v);
+            int how = ag_funcattr_begin(h, attr, dev, v);
+            ag_funcattr_end(h, attr, dev, v, how, (CUresult)O->result);
+        }
+        break;
+    default: /* OTHER */
         engine = 0;
         break;
     }

@@ -117,9 +117,13 @@ static void dump_one(const ag_tr_hdr *h, names *nm)
         const ag_tr_op *o = (const ag_tr_op *)h;
         print_call(h, "OP");
         printf(" %s (%s)", names_get(nm, o->name), NAMED(cls_names, o->cls));
-        if (o->arg || o->arg2)
+        if (o->cls == AG_TRC_FUNCATTR && o->arg) {
+            int attr, dev, v;
+            ag_tr_funcattr_of(o->arg2, &attr, &dev, &v);
+            printf(" func %" PRIu64 " attr %d dev %d value %d", o->arg, attr, dev, v);
+        } else if (o->arg || o->arg2)
             printf(" arg %#" PRIx64, o->arg);
-        if (o->arg2)
+        if (o->arg2 && o->cls != AG_TRC_FUNCATTR)
             printf(" arg2 %#" PRIx64, o->arg2);
         printf(" result %d\n", o->result);
         break;

@@ -156,7 +156,8 @@ AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
         int tr = ag_tr_op_begin(&tr_tok, NULL, 0, 0, #name);                                   \
         CUresult r = real_##name args;                                                         \
         if (AG_UNLIKELY(tr))                                                                   \
-            ag_tr_op_end(&tr_tok, &trname_##name, #name, AG_TRC_FUNCATTR, r, 0, 0);            \
+            ag_tr_op_end(&tr_tok, &trname_##name, #name, AG_TRC_FUNCATTR, r,                   \
+                         (uint64_t)(uintptr_t)(h), ag_tr_funcattr_arg(attr, dev, val));         \
         ag_funcattr_end(h, attr, dev, val, how, r);                                            \
         return r;                                                                              \
     }
