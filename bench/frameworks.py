@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Framework benchmark rows (F1-F7) for bench/run.py, and the interposer's ceiling.
+"""Framework benchmark rows (F1-F9) for bench/run.py, and the interposer's ceiling.
 
 workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
 command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
@@ -42,6 +42,12 @@ def workloads(build, quick):
     if _have("torch", "torchvision"):
         W.append(("F7", "PyTorch eager CNN: torchvision ResNet-50, batch 1, fp16, channels_last (cuDNN)",
                   script("fw_cnn.py", "--iters=60", "--warmup=20"), True))
+    if _have("torch", "torchvision"):
+        W.append(("F8", "PyTorch AMP training: small CNN, GradScaler, SGD momentum, loss.item()",
+                  script("fw_amp_train.py", "--iters=%d" % (it // 5), "--warmup=30"), False))
+    if _have("cupy"):
+        W.append(("F9", "CuPy conjugate gradients (cupyx.scipy.sparse.linalg.cg), 2D Poisson 128x128, per solve",
+                  script("fw_cupy_cg.py", "--iters=%d" % (8 if quick else 20), "--warmup=3"), False))
     if _have("cupy"):
         W.append(("F3", "CuPy loop: elementwise ops + RawKernel + sum read back each iteration",
                   script("fw_cupy_loop.py", "--iters=%d" % it, "--warmup=50"), False))
