@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Framework benchmark rows (F1-F9) for bench/run.py, and the interposer's ceiling.
+"""Framework benchmark rows (F1-F12) for bench/run.py, and the interposer's ceiling.
 
 workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
 command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
@@ -48,6 +48,14 @@ def workloads(build, quick):
     if _have("cupy"):
         W.append(("F9", "CuPy conjugate gradients (cupyx.scipy.sparse.linalg.cg), 2D Poisson 128x128, per solve",
                   script("fw_cupy_cg.py", "--iters=%d" % (8 if quick else 20), "--warmup=3"), False))
+    if _have("torch"):
+        W.append(("F10", "PyTorch LSTM training: 2 layers, hidden 256, 32 steps, batch 16 (cuDNN RNN), Adam, loss.item()",
+                  script("fw_lstm_train.py", "--iters=%d" % (it // 5), "--warmup=30"), False))
+        W.append(("F11", "PyTorch MLP inference fed by a prefetching side stream (pinned copies, events), argmax read back",
+                  script("fw_prefetch.py", "--iters=%d" % (it // 3), "--warmup=30"), False))
+    if _have("cupy"):
+        W.append(("F12", "CuPy FFT filter loop: fft, multiply, ifft (cuFFT plans), tanh, norm read back",
+                  script("fw_cupy_fft.py", "--iters=%d" % it, "--warmup=50"), False))
     if _have("cupy"):
         W.append(("F3", "CuPy loop: elementwise ops + RawKernel + sum read back each iteration",
                   script("fw_cupy_loop.py", "--iters=%d" % it, "--warmup=50"), False))
