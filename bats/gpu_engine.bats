@@ -206,3 +206,21 @@ assert d["top_sequences"] and d["top_sequences"][0]["length"] >= 2
 assert "kernel" in d["top_sequences"][0]["kernels"]
 PY
 }
+
+@test "the driver's facts about function attributes and graphs, which cache/funcattr.h and the fake driver rest on" {
+    # a limit lowered under an exec does not stop it; a new node or an exec update over the
+    # limit is refused, as an eager launch is (kernels/attr_probe.cu)
+    run --separate-stderr "$APPS/attr_probe"
+    [ "$status" -ne 77 ] || skip "$output"
+    assert_success
+    assert_line "fact eager_over_limit: 1 ran 0"
+    assert_line "fact node_over_limit: 1"
+    assert_line "fact instantiate_over_limit: 0"
+    assert_line "fact exec_after_lowered: 0 ran 1"
+    assert_line --regexp "^fact update_over_limit: 1 "
+    # under libautograph, the same answers (its hooks change none of them)
+    run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_BENEFIT=measure "$APPS/attr_probe"
+    assert_success
+    assert_line "fact eager_over_limit: 1 ran 0"
+    assert_line "fact exec_after_lowered: 0 ran 1"
+}
