@@ -21,13 +21,8 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--width", type=int, default=64)
     a = ap.parse_args()
-    try:
-        import torch
-        from torch import nn
-    except ImportError:
-        fw.skip("PyTorch is not installed")
-    if not torch.cuda.is_available():
-        fw.skip("no CUDA device")
+    torch = fw.torch_or_skip()
+    from torch import nn
 
     torch.manual_seed(1234)
     torch.backends.cudnn.benchmark = False

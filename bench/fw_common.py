@@ -45,6 +45,49 @@ def torch_bytes(torch, *tensors):
     return out
 
 
+def torch_or_skip():
+    """PyTorch with a CUDA device, or the skip exit."""
+    try:
+        import torch
+    except ImportError:
+        skip("PyTorch is not installed")
+    if not torch.cuda.is_available():
+        skip("no CUDA device")
+    return torch
+
+
+def cupy_or_skip():
+    """CuPy with a CUDA device, or the skip exit."""
+    try:
+        import cupy as cp
+    except ImportError:
+        skip("CuPy is not installed")
+    try:
+        if cp.cuda.runtime.getDeviceCount() == 0:
+            skip("no CUDA device")
+    except cp.cuda.runtime.CUDARuntimeError:
+        skip("no CUDA device")
+    return cp
+
+
+def cupy_timed(cp, step, first, n):
+    """torch_timed for CuPy: runs step(first) .. step(first + n - 1) after a device sync;
+    returns (wall seconds, GPU microseconds between two events recorded around the loop)."""
+    import time
+    cp.cuda.Device().synchronize()
+    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+    e0.record()
+    cp.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
+    t0 = time.perf_counter()
+    for i in range(first, first + n):
+        step(i)
+    e1.record()
+    e1.synchronize()
+    t1 = time.perf_counter()
+    cp.cuda.profiler.stop()
+    return t1 - t0, cp.cuda.get_elapsed_time(e0, e1) * 1e3
+
+
 def torch_timed(torch, step, first, n):
     """Runs step(first) .. step(first + n - 1); returns (wall seconds, GPU microseconds between
     two events recorded just outside the loop)."""

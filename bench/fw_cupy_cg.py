@@ -11,7 +11,6 @@ convergence test (a sync). The time is per solve.
   LD_PRELOAD=build/libautograph.so python3 bench/fw_cupy_cg.py         # with libautograph
 """
 import math
-import time
 
 import fw_common as fw
 
@@ -21,18 +20,10 @@ def main():
     ap.add_argument("--n", type=int, default=128, help="grid side (n*n unknowns)")
     ap.add_argument("--maxiter", type=int, default=300)
     a = ap.parse_args()
-    try:
-        import cupy as cp
-        import cupyx.scipy.sparse as sp
-        import cupyx.scipy.sparse.linalg as spla
-        import numpy as np
-    except ImportError:
-        fw.skip("CuPy is not installed")
-    try:
-        if cp.cuda.runtime.getDeviceCount() == 0:
-            fw.skip("no CUDA device")
-    except cp.cuda.runtime.CUDARuntimeError:
-        fw.skip("no CUDA device")
+    cp = fw.cupy_or_skip()
+    import cupyx.scipy.sparse as sp
+    import cupyx.scipy.sparse.linalg as spla
+    import numpy as np
 
     n = a.n
     one = cp.ones(n, dtype=cp.float64)
@@ -46,30 +37,20 @@ def main():
     import inspect
     tol = "rtol" if "rtol" in inspect.signature(spla.cg).parameters else "tol"  # (SciPy's rename)
 
+    last = []
+
     def solve(i):
         x, info = spla.cg(A, rhs[i], maxiter=a.maxiter, **{tol: 1e-6})
         r = rhs[i] - A @ x
         norms.append(float(cp.linalg.norm(r)))
         norms.append(float(info))
-        return x
+        last[:] = [x]
 
     for i in range(a.warmup):
         solve(i)
-    cp.cuda.Device().synchronize()
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    e0.record()
-    cp.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
-    t0 = time.perf_counter()
-    last = None
-    for i in range(a.warmup, a.warmup + a.iters):
-        last = solve(i)
-    e1.record()
-    e1.synchronize()
-    t1 = time.perf_counter()
-    cp.cuda.profiler.stop()
-    gpu_us = cp.cuda.get_elapsed_time(e0, e1) * 1e3
+    wall, gpu_us = fw.cupy_timed(cp, solve, a.warmup, a.iters)
     ok = all(math.isfinite(v) for v in norms)
-    return fw.report(fw.floats_digest(norms, cp.asnumpy(last).tobytes()), t1 - t0, a.iters, gpu_us, ok)
+    return fw.report(fw.floats_digest(norms, cp.asnumpy(last[0]).tobytes()), wall, a.iters, gpu_us, ok)
 
 
 if __name__ == "__main__":

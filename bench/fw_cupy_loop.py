@@ -9,7 +9,6 @@ host (float(y.sum()), which also synchronises). No graph mode: the read-back can
   LD_PRELOAD=build/libautograph.so python3 bench/fw_cupy_loop.py         # with libautograph
 """
 import math
-import time
 
 import fw_common as fw
 
@@ -25,16 +24,8 @@ def main():
     ap = fw.parser(__doc__, iters=1000, warmup=50)
     ap.add_argument("--n", type=int, default=16384)
     a = ap.parse_args()
-    try:
-        import cupy as cp
-        import numpy as np
-    except ImportError:
-        fw.skip("CuPy is not installed")
-    try:
-        if cp.cuda.runtime.getDeviceCount() == 0:
-            fw.skip("no CUDA device")
-    except cp.cuda.runtime.CUDARuntimeError:
-        fw.skip("no CUDA device")
+    cp = fw.cupy_or_skip()
+    import numpy as np
 
     update = cp.RawKernel(UPDATE, "update")
     x = cp.asarray(np.random.default_rng(1234).standard_normal(a.n).astype(np.float32))
@@ -47,20 +38,9 @@ def main():
 
     for i in range(a.warmup):
         step(i)
-    cp.cuda.Device().synchronize()
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    e0.record()
-    cp.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
-    t0 = time.perf_counter()
-    for i in range(a.warmup, a.warmup + a.iters):
-        step(i)
-    e1.record()
-    e1.synchronize()
-    t1 = time.perf_counter()
-    cp.cuda.profiler.stop()
-    gpu_us = cp.cuda.get_elapsed_time(e0, e1) * 1e3
+    wall, gpu_us = fw.cupy_timed(cp, step, a.warmup, a.iters)
     ok = all(math.isfinite(v) for v in sums)
-    return fw.report(fw.floats_digest(sums, cp.asnumpy(x).tobytes()), t1 - t0, a.iters, gpu_us, ok)
+    return fw.report(fw.floats_digest(sums, cp.asnumpy(x).tobytes()), wall, a.iters, gpu_us, ok)
 
 
 if __name__ == "__main__":
