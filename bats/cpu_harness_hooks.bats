@@ -68,6 +68,8 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     built="$(sed -n 's/^built //p' <<<"$output")"
     [ "$built" -le 20 ] || fail "$built graphs built for 200 iterations"
     at_least policy.attr_backoffs 2
+    # and the report says why
+    assert_output --regexp "not graphed #[0-9]+: attribute_churn \([0-9]+ back-offs\)"
     no_failures
 }
 

@@ -93,6 +93,7 @@ static void collect_locked(ag_stream *st, top_acc *a)
         r->why[AG_WHY_COPY] = T->broken[AG_BREAK_COPY];
         r->why[AG_WHY_GRAPH_API] = T->broken[AG_BREAK_GRAPH_API];
         r->why[AG_WHY_EAGER_FASTER] = T->ben.trials - T->ben.wins;
+        r->why[AG_WHY_ATTR_CHURN] = T->attr_offs;
         r->host_graph_ns = T->ben.med_graph;
         r->host_eager_ns = T->ben.med_eager;
         r->gpu_graph_ns = T->ben.gpu_graph;

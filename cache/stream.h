@@ -102,6 +102,7 @@ typedef struct ag_tmpl {
                                       * graphs, and drops in a row that came before its graphs
                                       * paid back (order.c, attr_churn) */
     uint8_t attr_churn;
+    uint32_t attr_offs;              /* back-offs it took for it (the report's reason) */
     void *nvtx_name;                 /* NVTX registered string, once built */
     struct ag_pseq *prof;            /* provisional: a profile sequence being held for the first
                                       * time (nodes unknown until it completes) */

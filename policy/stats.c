@@ -140,7 +140,8 @@ typedef struct {
     int why; /* enum ag_why, or -1 */
 } reason;
 
-static int reasons(const uint64_t *c, reason *out)
+#define MAX_REASONS 16 /* room in `out`: at least every entry of reasons()'s table */
+static int reasons(const uint64_t *c, reason out[MAX_REASONS])
 {
     uint64_t ung = c[AG_ST_UNG_ATTR] + c[AG_ST_UNG_PSIZE] + c[AG_ST_UNG_DENIED] + c[AG_ST_UNG_LAYOUT];
     reason all[] = {
@@ -156,9 +157,11 @@ static int reasons(const uint64_t *c, reason *out)
         { ag_why_names[AG_WHY_GRAPH_API], why_units[AG_WHY_GRAPH_API],
           c[AG_ST_FAIL_BUILD] + c[AG_ST_FAIL_UPDATE] + c[AG_ST_FAIL_LAUNCH], AG_WHY_GRAPH_API },
         { ag_why_names[AG_WHY_EAGER_FASTER], why_units[AG_WHY_EAGER_FASTER], c[AG_ST_POLICY_OFF], AG_WHY_EAGER_FASTER },
+        { ag_why_names[AG_WHY_ATTR_CHURN], why_units[AG_WHY_ATTR_CHURN], c[AG_ST_POLICY_ATTR_OFF], AG_WHY_ATTR_CHURN },
         { "cache_full", "replays", c[AG_ST_GRAPH_CACHE_FULL], -1 },
         { "in_app_capture", "launches", c[AG_ST_CAPTURED], -1 },
     };
+    _Static_assert(sizeof all / sizeof all[0] <= MAX_REASONS, "reasons: out is too small");
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         if (!all[i].count)
@@ -172,7 +175,6 @@ static int reasons(const uint64_t *c, reason *out)
     }
     return n;
 }
-#define MAX_REASONS 12
 
 static void json_str(FILE *f, const char *s)
 {

@@ -189,7 +189,8 @@ extern const char *const ag_stat_docs[AG_ST_COUNT];
     X(COPY, "copy", "holds")                                                                   \
     X(HOLD_TIMEOUT, "hold_timeout", "holds")                                                   \
     X(GRAPH_API, "graph_api_failure", "calls")                                                 \
-    X(EAGER_FASTER, "eager_faster", "trials")
+    X(EAGER_FASTER, "eager_faster", "trials")                                                 \
+    X(ATTR_CHURN, "attribute_churn", "back-offs")
 
 enum ag_why {
 #define AG_WHY_ENUM(id, name, unit) AG_WHY_##id,
