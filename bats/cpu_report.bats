@@ -36,7 +36,7 @@ jq_py() {
     assert_equal "$(jq_py "${files[0]}" 'd["schema"]')" "libautograph-stats/2"
     # every sequence carries the schema-2 fields; these are graphed (BENEFIT=always)
     assert_equal "$(jq_py "${files[0]}" 'sorted({q["status"] for q in d["top_sequences"]})')" "['graphed']"
-    assert_equal "$(jq_py "${files[0]}" 'all(q["kernel_names"] and q["length"] >= len(q["kernel_names"]) and len(q["reasons"]) == 9 for q in d["top_sequences"])')" "True"
+    assert_equal "$(jq_py "${files[0]}" 'all(q["kernel_names"] and q["length"] >= len(q["kernel_names"]) and len(q["reasons"]) == 10 for q in d["top_sequences"])')" "True"
     assert_equal "$(jq_py "${files[0]}" 'type(d["not_graphed"]).__name__')" "list"
 }
 
