@@ -26,6 +26,24 @@ static uint32_t forwards(uint32_t len, uint32_t m, uint64_t most, uint32_t ends[
     return n;
 }
 
+/* Piece sizes from the last piece backwards (m, 2m, 4m, ..., each at most `most`), the first
+ * piece last: what remains. Returns how many. */
+static uint32_t backwards(uint32_t len, uint32_t m, uint64_t most, uint32_t sizes[AG_MAX_PIECES])
+{
+    uint32_t n = 0, left = len;
+    uint64_t s = m;
+    while (left && n < AG_MAX_PIECES - 1) {
+        uint32_t take = (uint32_t)(s < most ? s : most);
+        if (take >= left || left - take < m) /* the rest would be a piece smaller than m */
+            break;
+        sizes[n++] = take;
+        left -= take;
+        s *= 2;
+    }
+    sizes[n++] = left;
+    return n;
+}
+
 uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_MAX_PIECES])
 {
     ends[0] = len;
@@ -44,18 +62,16 @@ uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_
         most = (len + FAST_SHARE - 1) / FAST_SHARE;
     if (most < m)
         most = m;
-    /* sizes from the end backwards: m, 2m, 4m, ... (each at most `most`) */
-    uint32_t sizes[AG_MAX_PIECES], n = 0, left = len;
-    uint64_t s = m;
-    while (left && n < AG_MAX_PIECES - 1) {
-        uint32_t take = (uint32_t)(s < most ? s : most);
-        if (take >= left || left - take < m) /* the rest would be a piece smaller than m */
+    /* sizes from the end backwards: m, 2m, 4m, ... (each at most `most`); when the pieces run
+     * out with a first piece longer than `most` (a long sequence from a slow host: 290 launches
+     * 62 us apart left a first piece of 70, held 4.3 ms against MAX_HOLD_US 2 ms, and every
+     * hold timed out), the cap grows until the first piece is no longer than the others */
+    uint32_t sizes[AG_MAX_PIECES], n;
+    for (;; most++) {
+        n = backwards(len, (uint32_t)m, most, sizes);
+        if (sizes[n - 1] <= most)
             break;
-        sizes[n++] = take;
-        left -= take;
-        s *= 2;
     }
-    sizes[n++] = left; /* the first piece: what remains */
     uint32_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
         at += sizes[n - 1 - i];

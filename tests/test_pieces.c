@@ -103,6 +103,22 @@ static void test_max_hold_caps_pieces(void)
     CHECK_EQ(e[1], 8);
 }
 
+static void test_first_piece_capped_too(void)
+{
+    /* 290 launches from a slow (loaded) host, 61.6 us apart held, MAX_HOLD 2 ms: at most 16
+     * launches a piece would fit (1 ms), but 16 pieces cannot hold 290 of them that way. The
+     * first piece took what the others left (70 launches, 4.3 ms held: every hold timed out);
+     * now no piece is longer than the fewest the count allows, ceil(290 / 16) = 19, plus what
+     * the small last pieces leave */
+    uint32_t e[AG_MAX_PIECES];
+    uint32_t n = plan(290, 61600, 4600, 2500, 2000000, e);
+    CHECK_EQ(n, AG_MAX_PIECES);
+    CHECK(longest(e, n) <= 24);
+    CHECK(e[0] <= longest(e, n));
+    /* the last piece is still the smallest */
+    CHECK(e[n - 1] - e[n - 2] <= e[1] - e[0]);
+}
+
 static void test_piece_count_bounded(void)
 {
     uint32_t e[AG_MAX_PIECES];
@@ -190,6 +206,7 @@ int main(void)
     test_fast_host_forwards();
     test_fast_host_capped();
     test_max_hold_caps_pieces();
+    test_first_piece_capped_too();
     test_piece_count_bounded();
     test_unknown_costs();
     return check_done("test_pieces");
