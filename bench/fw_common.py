@@ -70,16 +70,19 @@ def cupy_or_skip():
     return cp
 
 
-def cupy_timed(cp, step, first, n):
-    """torch_timed for CuPy: runs step(first) .. step(first + n - 1) after a device sync;
-    returns (wall seconds, GPU microseconds between two events recorded around the loop)."""
+def cupy_timed(cp, step, warmup, n):
+    """torch_timed for CuPy: runs step(0) .. step(warmup - 1) untimed, then, after a device
+    sync, step(warmup) .. step(warmup + n - 1); returns (wall seconds, GPU microseconds between
+    two events recorded around the timed loop)."""
     import time
+    for i in range(warmup):
+        step(i)
     cp.cuda.Device().synchronize()
     e0, e1 = cp.cuda.Event(), cp.cuda.Event()
     e0.record()
     cp.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
     t0 = time.perf_counter()
-    for i in range(first, first + n):
+    for i in range(warmup, warmup + n):
         step(i)
     e1.record()
     e1.synchronize()
@@ -88,17 +91,20 @@ def cupy_timed(cp, step, first, n):
     return t1 - t0, cp.cuda.get_elapsed_time(e0, e1) * 1e3
 
 
-def torch_timed(torch, step, first, n):
-    """Runs step(first) .. step(first + n - 1); returns (wall seconds, GPU microseconds between
-    two events recorded just outside the loop)."""
+def torch_timed(torch, step, warmup, n):
+    """Runs step(0) .. step(warmup - 1) untimed, then step(warmup) .. step(warmup + n - 1);
+    returns (wall seconds, GPU microseconds between two events recorded just outside the timed
+    loop)."""
     import time
+    for i in range(warmup):
+        step(i)
     torch.cuda.synchronize()
     e0 = torch.cuda.Event(enable_timing=True)
     e1 = torch.cuda.Event(enable_timing=True)
     torch.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
     e0.record()
     t0 = time.perf_counter()
-    for i in range(first, first + n):
+    for i in range(warmup, warmup + n):
         step(i)
     e1.record()
     torch.cuda.synchronize()
@@ -144,8 +150,6 @@ def torch_forward_bench(torch, a, model, inputs, acc):
             acc.add_(out)
             torch.cuda.synchronize()
 
-        for i in range(a.warmup):
-            step(i)
         wall, gpu_us = torch_timed(torch, step, a.warmup, a.iters)
         ok = bool(torch.isfinite(acc).all())
         digest = floats_digest([], torch_bytes(torch, acc))

@@ -90,8 +90,6 @@ def main():
         opt.step()
         losses.append(loss.item())
 
-    for i in range(a.warmup):
-        step(i)
     wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
 
     pbytes = fw.torch_bytes(torch, *model.parameters())
