@@ -299,6 +299,13 @@ static void blocking(uint64_t t)
     sim_host_wait(t);
 }
 
+/* The handle the engine sees for the trace's function `id`: the recorded one, or one of our
+ * own where the trace describes none. */
+static void *func_handle(const ag_tr_func *f, uint64_t id)
+{
+    return (void *)(uintptr_t)(f ? f->handle : 0xF0000000u + id);
+}
+
 static void do_launch(const sim_call *c, run_result *res)
 {
     const ag_tr_launch *L = (const ag_tr_launch *)c->h;
@@ -348,7 +355,7 @@ static void do_launch(const sim_call *c, run_result *res)
     cfg.numAttrs = nat;
     ag_launch l;
     memset(&l, 0, sizeof l);
-    l.f = (CUfunction)(uintptr_t)(f ? f->handle : 0xF0000000u + L->func);
+    l.f = (CUfunction)func_handle(f, L->func);
     memcpy(l.grid, L->grid, sizeof l.grid);
     memcpy(l.block, L->block, sizeof l.block);
     l.smem = L->smem;
@@ -450,8 +457,7 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
             break;
         }
         {
-            const ag_tr_func *f = sim_func_by_id((uint32_t)O->arg);
-            void *h = (void *)(uintptr_t)(f ? f->handle : 0xF0000000u + O->arg);
+            void *h = func_handle(sim_func_by_id((uint32_t)O->arg), O->arg);
             int attr, dev, v;
             ag_tr_funcattr_of(O->arg2, &attr, &dev, &v);
             int how = ag_funcattr_begin(h, attr, dev, v);
