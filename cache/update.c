@@ -14,16 +14,16 @@
 #include "cache/params.h"
 
 /* Whether held launch j has another function, other argument values or launch dimensions
- * than an exec of node n holds (dims, fn, vals and their fingerprint vhash). Large blocks are
- * told apart by their value fingerprints first; equal fingerprints are confirmed byte by
- * byte. */
+ * than an exec (or the graph) of node n holds (dims, fn, vals and their fingerprint vhash, 0
+ * where none is kept). Large blocks are told apart by their value fingerprints first; equal
+ * fingerprints are confirmed byte by byte. */
 static inline int held_differs(ag_stream *st, const ag_node *n, uint32_t j, const ag_dims *dims,
                                const void *fn, const uint8_t *vals, uint64_t vhash)
 {
     if (!ag_dims_eq(&st->held[j].dims, dims) || st->held[j].lay->handle != fn)
         return 1;
     const uint8_t *b = ag_held_blob(st, j);
-    if (n->lay->size > 256 && ag_hash(b, n->lay->size) != vhash)
+    if (vhash && n->lay->size > 256 && ag_hash(b, n->lay->size) != vhash)
         return 1;
     return memcmp(b, vals, n->lay->size) != 0;
 }
@@ -126,9 +126,7 @@ static int graph_to_held(ag_stream *st, ag_tmpl *T, uint32_t p)
     uint32_t s = ag_piece_start(T, p), e = T->ends[p];
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
-        if (ag_dims_eq(&st->held[i - s].dims, &n->graph_dims) &&
-            st->held[i - s].lay->handle == n->graph_fn &&
-            !memcmp(ag_held_blob(st, i - s), n->graph_vals, n->lay->size))
+        if (!held_differs(st, n, i - s, &n->graph_dims, n->graph_fn, n->graph_vals, 0))
             continue;
         if (n->shape.kind == AG_KIND_COPY
                 ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(NULL, n, ag_held_blob(st, i - s))
