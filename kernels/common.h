@@ -186,19 +186,44 @@ inline void region_mark(bool start) {
 #endif
 }
 
+// Where the time of a timed region goes, iteration by iteration: with APP_ITER_US=FILE set,
+// time_phases runs the timed body one iteration at a time and writes each iteration's host
+// time (us, one a line) to FILE.  An app without a sync per iteration shows only how long the
+// host took to issue it.
+inline void write_iter_us(const char *path, const std::vector<double> &t, double t0) {
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  for (double ti : t) {
+    fprintf(f, "%.3f\n", ti - t0);
+    t0 = ti;
+  }
+  fclose(f);
+}
+
 // The skeleton of every app's main loop: body(0, warmup) untimed, sync(), then
 // body(warmup, total) between sync() and sync(), timed on the host (and marked as the
 // region).  Returns us per timed iteration.  body(g0, g1) runs iterations [g0, g1).
 template <class Body, class Sync>
 double time_phases(const LoopFlags &loop, Body &&body, Sync &&sync) {
+  const char *iter_us = getenv("APP_ITER_US");
+  std::vector<double> marks;
+  if (iter_us) marks.reserve((size_t)loop.iters);
   body(0LL, loop.warmup);
   sync();
   region_mark(true);
   const double t0 = now_us();
-  body(loop.warmup, loop.total());
+  if (iter_us) {
+    for (long long g = loop.warmup; g < loop.total(); g++) {
+      body(g, g + 1);
+      marks.push_back(now_us());
+    }
+  } else {
+    body(loop.warmup, loop.total());
+  }
   sync();
   const double t1 = now_us();
   region_mark(false);
+  if (iter_us) write_iter_us(iter_us, marks, t0);
   return (t1 - t0) / (double)loop.iters;
 }
 
