@@ -244,9 +244,9 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
     AG_SELF_STATE(AG_SELF_L_SENT);
     uint32_t pos = st->pos, n = st->pos + st->nheld;
     if (!T->planned)
-        ag_tmpl_plan(st, T, held_ns);
+        ag_tmpl_plan(st, T, held_ns, 1);
     else if (T->plan_queued != T->ben.queued)
-        ag_tmpl_plan(st, T, T->plan_held_ns);
+        ag_tmpl_plan(st, T, T->plan_held_ns, 1);
     for (uint32_t p = 0; p < T->npieces; p++) {
         uint32_t s = p ? T->ends[p - 1] : 0;
         if (s >= pos && T->ends[p] <= n)
@@ -254,6 +254,7 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
     }
     ag_issue_held(st, AG_ST_FATE_BUILDING);
     T->eager_runs++;
+    ag_benefit_unsampled(&T->ben);
     ag_mark_end(st, NULL, 0);
     ag_hold_end(st);
     if (st->held)
@@ -321,9 +322,9 @@ void ag_complete(ag_stream *st)
     ag_mark_end(st, T, st->occ_built | built);
     ag_tmpl_occurred(T, 1, st->occ_built | built, st->occ_t0);
     if (!T->planned) /* measured now: cut T into pieces */
-        ag_tmpl_plan(st, T, held_ns);
+        ag_tmpl_plan(st, T, held_ns, 0);
     else if (T->plan_queued != T->ben.queued) /* the GPU is (no longer) busy when holds begin */
-        ag_tmpl_plan(st, T, T->plan_held_ns);
+        ag_tmpl_plan(st, T, T->plan_held_ns, 0);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);
@@ -374,7 +375,7 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     st->sibling = NULL;
     ag_issue_held(st, ag_fate_flushed(reason));
     if (!T->prof && late) {
-        ag_benefit_diverged_late(&T->ben);
+        ag_benefit_unsampled(&T->ben);
     } else if (!T->prof) {
         uint32_t offs = T->ben.abort_offs;
         ag_benefit_aborted(&T->ben);

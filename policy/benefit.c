@@ -448,7 +448,7 @@ void ag_benefit_aborted(ag_benefit *b)
     }
 }
 
-void ag_benefit_diverged_late(ag_benefit *b)
+void ag_benefit_unsampled(ag_benefit *b)
 {
     b->prev_t = 0;
 }

@@ -171,10 +171,12 @@ void ag_benefit_gpu(ag_benefit *b, uint32_t trial_id, int graph, int build, uint
  * half every 32), turn graphs off for a back-off that doubles each time (and halves after 32
  * holds with no break). */
 void ag_benefit_aborted(ag_benefit *b);
-/* A hold that diverged after pieces of it went out as graphs (a decode step whose variant
- * kernels differ from the template's past a point): those pieces were replayed, so it does
- * not count as breaking off; no interval is measured across it either. */
-void ag_benefit_diverged_late(ag_benefit *b);
+/* An occurrence that is no sample and no break: it diverged after pieces of it went out as
+ * graphs (a decode step whose variant kernels differ from the template's past a point), or it
+ * went out eagerly while its graph was built. No interval is measured across it (D1's trial
+ * once took a replay, a build occurrence and the next replay for one graph interval, 2.6 ms
+ * against 0.25 ms, and lost its early win to it). */
+void ag_benefit_unsampled(ag_benefit *b);
 
 /* Off (eager by policy): the engine let `occ` occurrences pass unseen (its stream rested
  * through them): they count towards the back-off. */
