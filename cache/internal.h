@@ -60,8 +60,9 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
                      uint32_t len);
 void ag_tmpl_free(ag_stream *st, ag_tmpl *T);
 /* Cuts T into pieces from the host's time per held launch (ns) and the launch costs measured in
- * this process; a plan that changes the pieces drops T's graphs. */
-void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns);
+ * this process (`guess`: a graph launch's cost, if not measured yet, is guessed: the worker is
+ * about to build T's pieces); a plan that changes the pieces drops T's graphs. */
+void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess);
 /* An occurrence of T (graph or eager) began at t: told to its policy, a finished probe or trial
  * counted. */
 void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t);

@@ -97,20 +97,26 @@ static uint32_t align_siblings(ag_stream *st, const ag_tmpl *T, uint32_t *ends, 
 /* Cuts T into pieces for pipelined replay (policy/pieces.h), from the host's time per launch
  * while T's launches are held and the graph and eager launch costs measured in this process,
  * and whether T's graph occurrences find the GPU still busy with earlier work (ben.queued:
- * then one piece, whatever AUTOGRAPH_PIECE says). Until the costs are known T is one piece; a
- * plan that changes the pieces drops T's graphs. */
-void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
+ * then one piece, whatever AUTOGRAPH_PIECE says). Until the costs are known or guessed (below)
+ * T is one piece; a plan that changes the pieces drops T's graphs. */
+void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
 {
     uint32_t ends[AG_MAX_PIECES], n = 1;
     ends[0] = T->len;
-    /* A sequence whose holds would outlast half of MAX_HOLD_US must be cut at once, or its
-     * first holds time out and it is turned off before it ever replays (a CNN forward:
-     * docs/MODEL.md): before this process's first replay, a graph launch is then taken to cost
-     * what an eager one does (on the H100 2.3-3.8 us against 4.5 us, bench/costs/h100.json).
-     * A shorter one waits for its first replay's measure. */
+    /* Before this process's first measured graph launch its cost is taken to be an eager
+     * launch's (on the H100 1.3-3.6 us against 2.8-4.5 us; the first measured replays, 3-11
+     * us, are the noisier guide), where waiting for the measure costs more than a rough plan:
+     * - `guess`: the worker is about to build T's pieces (hold.c). A worker-built graph's first
+     *   replay is no sample of the cost (graph.c), so a plan made at the second replay dropped
+     *   the one-piece graph just built, and a further occurrence was held and issued eagerly
+     *   while the pieces were built (D1 on the H100: 1.5 ms against 0.25 ms replayed).
+     * - a sequence whose holds would outlast half of MAX_HOLD_US must be cut at once, or its
+     *   first holds time out and it is turned off before it ever replays (a CNN forward:
+     *   docs/MODEL.md).
+     * Otherwise T stays one piece until its first replays have measured the cost. */
     uint64_t eager_ns = ag_eager_launch_ns(), graph_ns = ag_graph_launch_ns();
     uint64_t max_hold_ns = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000;
-    if (!graph_ns && held_ns * T->len > max_hold_ns / 2)
+    if (!graph_ns && (guess || held_ns * T->len > max_hold_ns / 2))
         graph_ns = eager_ns;
     ag_piece_costs c = { held_ns, eager_ns, graph_ns, max_hold_ns, T->ben.queued };
     if (c.queued && !T->plan_queued)
@@ -137,8 +143,10 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
     ag_benefit_replanned(&T->ben);
     T->npieces = n;
     memcpy(T->ends, ends, n * sizeof *ends);
-    ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held): %u piece%s%s",
-           (unsigned long long)T->key, T->len, (double)held_ns / 1e3, n, n > 1 ? "s" : "",
+    ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held; a launch "
+           "%.1f us eager, %.1f us a graph%s): %u piece%s%s", (unsigned long long)T->key, T->len,
+           (double)held_ns / 1e3, (double)eager_ns / 1e3, (double)graph_ns / 1e3,
+           ag_graph_launch_ns() ? "" : ", guessed", n, n > 1 ? "s" : "",
            c.queued ? " (the GPU is busy with earlier work when holds begin)" : "");
 }
 
@@ -266,7 +274,7 @@ static void insert_template(ag_stream *st, ag_tmpl *T)
         if (!U->related) {
             U->related = 1;
             if (U->npieces > 1)
-                ag_tmpl_plan(st, U, 0);
+                ag_tmpl_plan(st, U, 0, 0);
         }
     }
     T->next_first = b->head;
@@ -395,7 +403,7 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
     if (c->t0 || ag_opt(AG_OPT_PIECE)) { /* the host's time per launch of this occurrence, less
                                           * the launches' own (or fixed pieces) */
         uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
-        ag_tmpl_plan(st, T, host > 2 * eager ? host - eager : host / 2);
+        ag_tmpl_plan(st, T, host > 2 * eager ? host - eager : host / 2, 0);
     }
     T->eager_runs++;
     ag_tmpl_occurred(T, 0, 0, c->t0);
