@@ -95,6 +95,26 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     assert_equal "$(stat worker.builds)" "$n"
 }
 
+@test "worker: a sequence's graph is built during its probe, ready when the trial begins" {
+    # The probe's first occurrence is held for the worker to build from, then goes out
+    # eagerly; built after the probe instead, the trial's first occurrences went out eagerly
+    # while the worker built. Launches of 200 us (the fake's) make the probe's occurrences
+    # 8 ms each: time enough for the worker on a loaded host.
+    ag AUTOGRAPH_WORKER=1 AUTOGRAPH_BENEFIT=now AUTOGRAPH_LOG=debug FAKECUDA_LAUNCH_HOST_US=200 \
+        "$H/pieces" loop 30 40 1000
+    assert_success
+    assert_output --partial "PASS"
+    no_failures
+    assert_output --partial "held and issued eagerly while the worker builds its graph (in its probe"
+    local built trial
+    built="$(grep -n -m1 "graph built for sequence" <<<"$output" | cut -d: -f1)"
+    trial="$(grep -n -m1 "host-bound (its probe found the GPU caught up): a trial" <<<"$output" | cut -d: -f1)"
+    [ -n "$built" ] && [ -n "$trial" ] && [ "$built" -lt "$trial" ] ||
+        fail "no graph built before the trial began (lines: built ${built:-none}, trial ${trial:-none})"
+    # one occurrence (40 launches) went out eagerly for the build: the probe's
+    assert_equal "$(stat fate.building)" 40
+}
+
 @test "worker: random programs under several option sets, exact results" {
     local s opts
     for opts in "" "AUTOGRAPH_PIECE=2" "AUTOGRAPH_PIECE=3 FAKECUDA_DELAY_US=50" \

@@ -252,6 +252,9 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
         if (s >= pos && T->ends[p] <= n)
             request(st, T, p, s - pos);
     }
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: held and issued eagerly while the worker builds its "
+           "graph%s", (unsigned long long)T->key,
+           ag_benefit_probing(&T->ben) ? " (in its probe, for the trial to come)" : "");
     ag_issue_held(st, AG_ST_FATE_BUILDING);
     T->eager_runs++;
     ag_benefit_unsampled(&T->ben);

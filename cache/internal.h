@@ -75,7 +75,8 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P);
 /* A template in a trial, wanted eager now, that starts with this launch, or NULL. */
 ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                              const CUlaunchAttribute *at);
-/* A template (wanted as a graph) that starts with this launch, or NULL. */
+/* A template to hold that starts with this launch (wanted as a graph, or its launches wanted
+ * by the worker to build its graph from), or NULL. */
 ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                        const CUlaunchAttribute *at);
 /* A provisional template for a profile sequence that starts with this launch, or NULL;

@@ -14,6 +14,7 @@
 #include "cache/gpumark.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
+#include "cache/worker.h"
 
 /* Templates one stream may keep (graphs are limited separately by AUTOGRAPH_MAX_GRAPHS). */
 #define AG_MAX_TEMPLATES 2048
@@ -198,8 +199,11 @@ void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
     ag_benefit_occurred(&T->ben, graph, build, t);
     if (T->ben.gpu_bounds != bounds)
         ag_tmpl_noted_gpu_bound(T);
-    else if (before == AG_BEN_PROBE && T->ben.state == AG_BEN_TRIAL)
+    else if (before == AG_BEN_PROBE && T->ben.state == AG_BEN_TRIAL) {
         ag_stat_inc(AG_ST_POLICY_HOST_BOUND);
+        ag_log(AG_LOG_DEBUG, "sequence %016llx: host-bound (its probe found the GPU caught up): "
+               "a trial", (unsigned long long)T->key);
+    }
     if (before == AG_BEN_TRIAL && T->ben.state != AG_BEN_TRIAL) {
         int on = T->ben.state == AG_BEN_ON;
         ag_stat_inc(on ? AG_ST_POLICY_ON : AG_ST_POLICY_OFF);
@@ -219,21 +223,38 @@ ag_bucket *ag_bucket_of(ag_stream *st, uint64_t first_hash)
 
 /* The first template that starts with this launch and for which `want` says yes. */
 static ag_tmpl *first_starting(ag_stream *st, const ag_shape *sh, uint64_t h,
-                               const CUlaunchAttribute *at, int (*want)(const ag_benefit *))
+                               const CUlaunchAttribute *at, int (*want)(const ag_tmpl *))
 {
     if (!(st->first_bits[(h >> 6) & 3] & (1ull << (h & 63))))
         return NULL;
     ag_bucket *b = ag_bucket_of(st, h);
     for (ag_tmpl *T = b ? b->head : NULL; T; T = T->next_first)
-        if (want(&T->ben) && ag_node_matches(T, 0, sh, h, at))
+        if (want(T) && ag_node_matches(T, 0, sh, h, at))
             return T;
     return NULL;
 }
 
 /* In a trial, and eager this time: its occurrence is marked on the GPU (gpumark.h). */
-static int trial_eager(const ag_benefit *b)
+static int trial_eager(const ag_tmpl *T)
 {
-    return ag_benefit_want_gpu_mark(b) && !ag_benefit_want_graph(b);
+    return ag_benefit_want_gpu_mark(&T->ben) && !ag_benefit_want_graph(&T->ben);
+}
+
+/* In its probe, with no graph and none being built, and the worker would build it: this
+ * occurrence is held all the same, to hand the worker the launches to build from, and goes out
+ * eagerly (hold.c, complete_elsewhere; no sample of the probe's), so that the graph is ready
+ * when the trial begins. Built after the probe instead, the trial's first occurrences went out
+ * eagerly while its pieces were built (D1 on the H100: its first 3 timed steps, 0.8-2.0 ms
+ * against 0.25 ms replayed). */
+static int wants_snapshot(const ag_tmpl *T)
+{
+    return ag_benefit_probing(&T->ben) && !T->pieces[0].exec && !T->pieces[0].pending &&
+           !T->from_profile && ag_worker_on();
+}
+
+static int want_held(const ag_tmpl *T)
+{
+    return ag_benefit_want_graph(&T->ben) || wants_snapshot(T);
 }
 
 ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
@@ -245,7 +266,7 @@ ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
 ag_tmpl *ag_find_start(ag_stream *st, const ag_shape *sh, uint64_t h,
                        const CUlaunchAttribute *at)
 {
-    return first_starting(st, sh, h, at, ag_benefit_want_graph);
+    return first_starting(st, sh, h, at, want_held);
 }
 
 

@@ -103,6 +103,12 @@ static inline int ag_benefit_dormant(const ag_benefit *b)
     return b->state == AG_BEN_PROBE && b->seen < b->need;
 }
 
+/* In a probe that measures (not dormant): a trial is likely to follow. */
+static inline int ag_benefit_probing(const ag_benefit *b)
+{
+    return b->state == AG_BEN_PROBE && !ag_benefit_dormant(b);
+}
+
 /* The engine's payback estimate (above): `seen` occurrences so far (0: unchanged), `need`
  * before the first probe. Only before the first probe has begun measuring. */
 void ag_benefit_set_need(ag_benefit *b, uint32_t seen, uint32_t need);
