@@ -58,7 +58,7 @@ ag_stat_block *ag_stats_thread_block(void)
         return NULL;
     /* Written now: calloc leaves fresh pages untouched, and the first counter a launch
      * incremented took the page fault (the first launch's selftime line counted one in two of
-     * three processes on the H100 host, none since; its own time went from 4.0-4.7 us to
+     * three processes on the H100 host, none since; its own time went from 4.0-4.9 us to
      * 3.7-4.0 us: the rest is the first execution of cold code, 2026-11-25). Atomic stores:
      * a compiler drops plain ones after calloc. */
     for (int i = 0; i < AG_ST_COUNT; i++)
