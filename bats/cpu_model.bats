@@ -290,6 +290,24 @@ EOF
     [ "$(jv "$T/n.json" 't["autograph"]["watchdog_flushes"]')" = 0 ]
 }
 
+@test "graphs are built on the simulated worker, off the critical path; WORKER=0 builds where held" {
+    trace launch
+    simulate_json "$T/w.json" "$T/launch.agt" --stats "$T/ws.json"
+    simulate_json "$T/n.json" "$T/launch.agt" --stats "$T/ns.json" --opt WORKER=0
+    sv() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+    # the worker built every graph, and an occurrence went out eagerly while it did
+    [ "$(sv "$T/ws.json" 'd["counters"]["worker.builds"]')" -ge 1 ]
+    [ "$(sv "$T/ws.json" 'd["counters"]["worker.builds"] == d["counters"]["graphs.built"]')" = True ]
+    [ "$(sv "$T/ws.json" 'd["fates"]["building"]')" -ge 1 ]
+    # without it: built where held, at the first replay, no occurrence eager for a build
+    [ "$(sv "$T/ns.json" 'd["counters"]["worker.builds"]')" = 0 ]
+    [ "$(sv "$T/ns.json" 'd["counters"]["graphs.built"]')" -ge 1 ]
+    [ "$(sv "$T/ns.json" 'd["fates"]["building"]')" = 0 ]
+    # the worker's build time is not the application's
+    [ "$(jv "$T/w.json" 't["autograph"]["host_us_by"]["build"]')" = 0.0 ]
+    [ "$(jv "$T/n.json" 't["autograph"]["host_us_by"]["build"] > 0')" = True ]
+}
+
 @test "--opt reaches the autograph run only; a bad --opt is refused" {
     trace gpu
     simulate_json "$T/m.json" "$T/gpu.agt"

@@ -20,6 +20,7 @@
 #include "cache/graph.h"
 #include "cache/params.h"
 #include "cache/process.h"
+#include "cache/upload.h"
 
 typedef struct job {
     ag_build_req *q;
@@ -34,30 +35,6 @@ static job *g_head, *g_tail;
 static int g_started, g_stop, g_busy; /* g_busy: a request is out of the queue, not finished */
 static int g_probes;                  /* layout probes queued (params.c) */
 static pthread_t g_thread;
-
-/* One upload stream per context (the worker's own). */
-#define UPLOAD_CTX 16
-static struct {
-    CUcontext ctx;
-    CUstream s;
-} g_up[UPLOAD_CTX];
-
-static CUstream upload_stream(CUcontext ctx)
-{
-    for (int i = 0; i < UPLOAD_CTX; i++) {
-        if (g_up[i].ctx == ctx)
-            return g_up[i].s;
-        if (!g_up[i].ctx) {
-            CUstream s = NULL;
-            if (ag_drv.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING))
-                return NULL; /* (no upload: the first replay uploads) */
-            g_up[i].ctx = ctx;
-            g_up[i].s = s;
-            return s;
-        }
-    }
-    return NULL;
-}
 
 /* Waits while any application capture is under way (the worker's calls could otherwise land
  * between its begin and end); false when the worker must stop instead. */
@@ -83,7 +60,7 @@ static void run_one(ag_build_req *q)
         ag_build_finish(q, 0);
         return;
     }
-    ag_build_run(q, upload_stream(ctx));
+    ag_build_run(q, ag_upload_stream(ctx));
     ag_build_finish(q, 1);
 }
 
@@ -239,11 +216,7 @@ void ag_worker_quiesce(int forget_streams)
     while (g_busy)
         pthread_cond_wait(&g_idle, &g_mu);
     if (forget_streams) /* (the worker is idle and cannot take a job before g_mu is let go) */
-        for (int i = 0; i < UPLOAD_CTX && g_up[i].ctx; i++) {
-            ag_drv.cuStreamDestroy_v2(g_up[i].s);
-            g_up[i].ctx = NULL;
-            g_up[i].s = NULL;
-        }
+        ag_upload_streams_forget();
     pthread_mutex_unlock(&g_mu);
     drop(j);
 }

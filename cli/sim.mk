@@ -1,12 +1,13 @@
 # The replay model: build/autograph-sim, which `autograph simulate` execs (docs/MODEL.md).
 # The engine (cache/, policy/) is compiled a second time with -DAG_SIM into $(BUILD)/sim/obj:
-# its clock is the simulator's and the hold watchdog is the simulator's (cache/watchdog.c is
-# left out). Included by the top Makefile.
+# its clock is the simulator's, and the hold watchdog and the worker are the simulator's
+# (cache/watchdog.c and cache/worker.c are left out: cli/simworker.c). Included by the top Makefile.
 
 SIM_BUILD        := $(BUILD)/sim
-SIM_ENGINE_SRCS  := $(filter-out cache/watchdog.c,$(wildcard cache/*.c policy/*.c))
+SIM_ENGINE_SRCS  := $(filter-out cache/watchdog.c cache/worker.c,$(wildcard cache/*.c policy/*.c))
 SIM_ENGINE_OBJS  := $(SIM_ENGINE_SRCS:%.c=$(SIM_BUILD)/obj/%.o)
-SIM_CLI_SRCS     := cli/simulate.c cli/simdrv.c cli/simtrace.c cli/traceread.c cli/simcost.c
+SIM_CLI_SRCS     := cli/simulate.c cli/simdrv.c cli/simtrace.c cli/traceread.c cli/simcost.c \
+                    cli/simworker.c
 SIM              := $(BUILD)/autograph-sim
 SIM_COSTDIR      := $(PREFIX)/share/autograph/costs
 SIM_LIBEXECDIR   := $(PREFIX)/libexec/autograph

@@ -114,4 +114,8 @@ uint64_t sim_real_ns(void);
 extern uint64_t sim_drv_real_ns, sim_drv_real_calls;
 extern int sim_measure;
 
+/* The simulated worker (simworker.c): what it does up to the application's time `until` (it
+ * builds on its own clock and publishes each graph when its build ends). */
+void sim_worker_run(uint64_t until);
+
 #endif

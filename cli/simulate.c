@@ -680,6 +680,7 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
         }
         /* the application's own work since its previous call */
         uint64_t gap = c->h->t_ns > prev_end ? c->h->t_ns - prev_end : 0;
+        sim_worker_run(sim_H + gap);
         run_watchdog(sim_H + gap);
         sim_host_add(SIM_C_APP, gap);
         uint64_t end = c->h->t_ns + c->h->dur_ns;
