@@ -80,17 +80,18 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     # graph and built the pieces again. Now the cost is guessed (an eager launch's) when the
     # worker is about to build. Launches of 2 us (the fake's) against 0.5 us held make pieces
     # of a 40-launch sequence worth cutting; the fake's graph launches, measured, are not.
-    # (not agw: whether the graphs then win on the fake does not matter here)
+    # (not agw: whether the graphs then win on the fake does not matter here; 2000 iterations,
+    # ~0.2 s, give the worker time to build on a loaded host)
     ag AUTOGRAPH_WORKER=1 AUTOGRAPH_BENEFIT=now AUTOGRAPH_LOG=debug FAKECUDA_LAUNCH_HOST_US=2 \
-        "$H/pieces" loop 30 40 1000
+        "$H/pieces" loop 2000 40 1000
     assert_success
     assert_output --partial "PASS"
     no_failures
     assert_output --regexp "a launch [0-9.]+ us eager, [0-9.]+ us a graph, guessed\): [0-9]+ pieces"
     local first n
-    first="$(grep -m1 "graph built for sequence" <<<"$output")"
+    first="$(grep -m1 "graph built for sequence" <<<"$output" || true)"
     n="$(sed -n 's/.*piece 1 of \([0-9]*\),.*/\1/p' <<<"$first")"
-    [ -n "$n" ] && [ "$n" -ge 2 ] || fail "the first graph built was not a piece of several: $first"
+    [ -n "$n" ] && [ "$n" -ge 2 ] || fail "the first graph built was not a piece of several: ${first:-none built}"
     assert_equal "$(stat graphs.built)" "$n"
     assert_equal "$(stat worker.builds)" "$n"
 }

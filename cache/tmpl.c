@@ -104,21 +104,27 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
 {
     uint32_t ends[AG_MAX_PIECES], n = 1;
     ends[0] = T->len;
-    /* Before this process's first measured graph launch its cost is taken to be an eager
-     * launch's (on the H100 1.3-3.6 us against 2.8-4.5 us; the first measured replays, 3-11
-     * us, are the noisier guide), where waiting for the measure costs more than a rough plan:
+    /* Before this process's first measured graph launch its cost is guessed, where waiting
+     * for the measure costs more than a rough plan:
      * - `guess`: the worker is about to build T's pieces (hold.c). A worker-built graph's first
      *   replay is no sample of the cost (graph.c), so a plan made at the second replay dropped
      *   the one-piece graph just built, and a further occurrence was held and issued eagerly
-     *   while the pieces were built (D1 on the H100: 1.5 ms against 0.25 ms replayed).
+     *   while the pieces were built (D1 on the H100: 1.5 ms against 0.25 ms replayed). The
+     *   guess is three quarters of an eager launch: on the H100 a graph launch took 2.7-3.6 us
+     *   in steady state against 2.8-4.5 us eager (the first measured replays, 3-11 us, are the
+     *   noisier guide), and in the replay model a whole eager launch cut P1 and F11 into
+     *   pieces 5% slower than their measured plans, three quarters none (F3, whose eager
+     *   launches are cheaper, 3% slower).
      * - a sequence whose holds would outlast half of MAX_HOLD_US must be cut at once, or its
      *   first holds time out and it is turned off before it ever replays (a CNN forward:
-     *   docs/MODEL.md).
+     *   docs/MODEL.md): a whole eager launch, the safer guess (fewer, longer pieces).
      * Otherwise T stays one piece until its first replays have measured the cost. */
     uint64_t eager_ns = ag_eager_launch_ns(), graph_ns = ag_graph_launch_ns();
     uint64_t max_hold_ns = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000;
-    if (!graph_ns && (guess || held_ns * T->len > max_hold_ns / 2))
+    if (!graph_ns && held_ns * T->len > max_hold_ns / 2)
         graph_ns = eager_ns;
+    else if (!graph_ns && guess)
+        graph_ns = eager_ns * 3 / 4;
     ag_piece_costs c = { held_ns, eager_ns, graph_ns, max_hold_ns, T->ben.queued };
     if (c.queued && !T->plan_queued)
         ag_stat_inc(AG_ST_POLICY_WHOLE);
