@@ -74,19 +74,25 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     [ "$(stat worker.builds)" -ge 2 ] || fail "the pieces were not built on the worker"
 }
 
-@test "worker: the first build's plan guesses a graph launch's cost and cuts pieces at once" {
-    # A worker-built graph's first replay is no sample of a graph launch's cost: with the cost
-    # unmeasured, the first plan was one piece, and the plan at the second replay dropped that
-    # graph and built the pieces again. Now the cost is guessed (an eager launch's) when the
-    # worker is about to build. Launches of 2 us (the fake's) against 0.5 us held make pieces
-    # of a 40-launch sequence worth cutting; the fake's graph launches, measured, are not.
-    # (not agw: whether the graphs then win on the fake does not matter here; 2000 iterations,
-    # ~0.2 s, give the worker time to build on a loaded host)
-    ag AUTOGRAPH_WORKER=1 AUTOGRAPH_BENEFIT=now AUTOGRAPH_LOG=debug FAKECUDA_LAUNCH_HOST_US=2 \
-        "$H/pieces" loop 2000 40 1000
+# pieces_logged US ITERS: the pieces loop (40 launches) with the worker on, measured from the
+# first repeats, launches of US us on the fake, the debug log on; exact results.
+pieces_logged() {
+    ag AUTOGRAPH_WORKER=1 AUTOGRAPH_BENEFIT=now AUTOGRAPH_LOG=debug FAKECUDA_LAUNCH_HOST_US="$1" \
+        "$H/pieces" loop "$2" 40 1000
     assert_success
     assert_output --partial "PASS"
     no_failures
+}
+
+@test "worker: the first build's plan guesses a graph launch's cost and cuts pieces at once" {
+    # A worker-built graph's first replay is no sample of a graph launch's cost: with the cost
+    # unmeasured, the first plan was one piece, and the plan at the second replay dropped that
+    # graph and built the pieces again. Now the cost is guessed (3/4 of an eager launch's)
+    # when the worker is about to build. Launches of 2 us (the fake's) against 0.5 us held
+    # make pieces of a 40-launch sequence worth cutting; the fake's graph launches, measured,
+    # are not. (Not agw: whether the graphs then win on the fake does not matter here; 2000
+    # iterations, ~0.2 s, give the worker time to build on a loaded host.)
+    pieces_logged 2 2000
     assert_output --regexp "a launch [0-9.]+ us eager, [0-9.]+ us a graph, guessed\): [0-9]+ pieces"
     local first n
     first="$(grep -m1 "graph built for sequence" <<<"$output" || true)"
@@ -101,11 +107,7 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     # eagerly; built after the probe instead, the trial's first occurrences went out eagerly
     # while the worker built. Launches of 200 us (the fake's) make the probe's occurrences
     # 8 ms each: time enough for the worker on a loaded host.
-    ag AUTOGRAPH_WORKER=1 AUTOGRAPH_BENEFIT=now AUTOGRAPH_LOG=debug FAKECUDA_LAUNCH_HOST_US=200 \
-        "$H/pieces" loop 30 40 1000
-    assert_success
-    assert_output --partial "PASS"
-    no_failures
+    pieces_logged 200 30
     assert_output --partial "held and issued eagerly while the worker builds its graph (in its probe"
     local built trial
     built="$(grep -n -m1 "graph built for sequence" <<<"$output" | cut -d: -f1)"
