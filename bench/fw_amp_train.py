@@ -11,8 +11,6 @@ step reads found_inf on the host.
   python3 bench/fw_amp_train.py                                        # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_amp_train.py       # with libautograph
 """
-import math
-
 import fw_common as fw
 
 
@@ -53,11 +51,7 @@ def main():
         scaler.update()
         losses.append(loss.item())
 
-    wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
-    ok = all(math.isfinite(v) for v in losses)
-    digest = fw.floats_digest(losses, fw.torch_bytes(torch, *model.parameters()))
-    counted = fw.torch_count_launches(torch, step, 0, 10) if a.count_launches else None
-    return fw.report(digest, wall, a.iters, gpu_us, ok, counted)
+    return fw.torch_train_bench(torch, a, step, losses, model.parameters())
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ and the sample apps': launches, checksum, time_us_per_iter, result), plus two li
 timing and the checksum never include the profiler)."""
 import argparse
 import hashlib
+import math
 import struct
 import sys
 
@@ -156,6 +157,18 @@ def torch_forward_bench(torch, a, model, inputs, acc):
         counted = None
         if getattr(a, "count_launches", False) and graph is None:
             counted = torch_count_launches(torch, step, 0, 10)
+    return report(digest, wall, a.iters, gpu_us, ok, counted)
+
+
+def torch_train_bench(torch, a, step, losses, params):
+    """The training loop of the framework rows: step(i) is one training step that appends its
+    loss (read back with .item(), a sync) to losses; a.warmup untimed steps, a.iters timed
+    ones. The checksum covers the losses and the parameters' bytes. Prints the result lines;
+    returns the exit status."""
+    wall, gpu_us = torch_timed(torch, step, a.warmup, a.iters)
+    ok = all(math.isfinite(v) for v in losses)
+    digest = floats_digest(losses, torch_bytes(torch, *params))
+    counted = torch_count_launches(torch, step, 0, 10) if a.count_launches else None
     return report(digest, wall, a.iters, gpu_us, ok, counted)
 
 

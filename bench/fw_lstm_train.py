@@ -7,8 +7,6 @@ sequences of 32 steps, batch 16, a Linear head, MSE loss, Adam, loss.item() ever
   python3 bench/fw_lstm_train.py                                        # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_lstm_train.py       # with libautograph
 """
-import math
-
 import fw_common as fw
 
 
@@ -40,11 +38,7 @@ def main():
         opt.step()
         losses.append(loss.item())
 
-    wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
-    ok = all(math.isfinite(v) for v in losses)
-    digest = fw.floats_digest(losses, fw.torch_bytes(torch, *params))
-    counted = fw.torch_count_launches(torch, step, 0, 10) if a.count_launches else None
-    return fw.report(digest, wall, a.iters, gpu_us, ok, counted)
+    return fw.torch_train_bench(torch, a, step, losses, params)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,6 @@ No graph mode: capturing a whole step needs Adam(capturable=True), a different p
   python3 bench/fw_torch_train.py                                        # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_torch_train.py       # with libautograph
 """
-import math
-
 import fw_common as fw
 
 
@@ -41,11 +39,7 @@ def main():
         opt.step()
         losses.append(loss.item())
 
-    wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
-    ok = all(math.isfinite(v) for v in losses)
-    digest = fw.floats_digest(losses, fw.torch_bytes(torch, *model.parameters()))
-    counted = fw.torch_count_launches(torch, step, 0, 10) if a.count_launches else None
-    return fw.report(digest, wall, a.iters, gpu_us, ok, counted)
+    return fw.torch_train_bench(torch, a, step, losses, model.parameters())
 
 
 if __name__ == "__main__":
