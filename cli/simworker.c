@@ -21,9 +21,8 @@ typedef struct job {
 } job;
 
 static job *g_head, *g_tail;
-static job *g_building;   /* built, published at g_done */
-static uint64_t g_done;   /* when g_building's build ends */
-static uint64_t g_free;   /* when the worker is next free */
+static job *g_building;   /* built, published at g_free */
+static uint64_t g_free;   /* when the worker is next free (g_building's build ends) */
 static int g_stopped;
 
 void ag_worker_start(void)
@@ -56,7 +55,7 @@ int ag_worker_submit(ag_build_req *q)
 static int next_event(uint64_t *at)
 {
     if (g_building) {
-        *at = g_done;
+        *at = g_free;
         return 1;
     }
     if (!g_head)
@@ -83,7 +82,7 @@ static void do_event(uint64_t at)
             g_tail = NULL;
         ag_build_run(j->q, ag_upload_stream(ag_build_ctx(j->q)));
         g_building = j;
-        g_done = g_free = sim_H;
+        g_free = sim_H;
     }
     sim_off_critical = off;
     sim_H = saved;
@@ -101,7 +100,7 @@ void sim_worker_run(uint64_t until)
 static void drain(void)
 {
     if (g_building)
-        do_event(g_done > sim_H ? g_done : sim_H);
+        do_event(g_free > sim_H ? g_free : sim_H);
     while (g_head) {
         job *j = g_head;
         if (!(g_head = j->next))
