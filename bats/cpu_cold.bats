@@ -18,3 +18,15 @@ setup() { load helpers; }
     assert_success
     assert_output --regexp "mapped after cuInit: ([0-9]+) of \1 pages"
 }
+
+@test "the engine starts in cuInit, not in the first launch (fake driver)" {
+    local h="$BUILD/harness/distinct"
+    [ -x "$h" ] || skip "make harness first"
+    run env LD_PRELOAD="$LIB" AUTOGRAPH_LOG=info FAKECUDA_TRACE=1 "$h" 1 1
+    assert_success
+    # our start comes between cuInit and the program's next driver call
+    run awk '/call cuInit$/ && !i { i = NR; next } /: active \(/ && !a { a = NR }
+             i && /fakecuda: call / && !n { n = NR }
+             END { print (i && a && n && i < a && a < n) ? "in cuInit" : "not in cuInit" }' <<<"$output"
+    assert_output "in cuInit"
+}

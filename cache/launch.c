@@ -92,8 +92,12 @@ static inline CUresult launch_kernel(const ag_launch *l)
 {
     ag_stat_inc((enum ag_stat)l->entry);
     AG_SELF_MARK(AG_SM_STATS);
-    if (AG_UNLIKELY(!ag_engine_on())) /* (recording a trace keeps the engine disabled) */
-        return AG_UNLIKELY(ag_tr_active()) ? ag_tr_rec_launch(l, pass_off) : pass_off(l);
+    if (AG_UNLIKELY(!ag_engine_on())) { /* (recording a trace keeps the engine disabled) */
+        if (AG_LIKELY(!ag_tr_active()))
+            return pass_off(l);
+        ag_engine_arm_exit();
+        return ag_tr_rec_launch(l, pass_off);
+    }
     AG_SELF_MARK(AG_SM_ENGINE);
     int ptsz = ag_entry_ptsz(l->entry);
     if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
@@ -104,8 +108,10 @@ static inline CUresult launch_kernel(const ag_launch *l)
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
     ag_stream *st = ag_stream_last_hit(l->stream);
     if (!st && !(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_FIND))) {
-        if (ag_watch_launch(l->stream, ptsz, l->f))
+        if (ag_watch_launch(l->stream, ptsz, l->f)) {
+            AG_SELF_MARK(AG_SM_LOOKUP);
             return pass_watched(l);
+        }
         if (!(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_MAKE)))
             return passthrough(l, AG_ST_FATE_NO_STATE);
     }
@@ -186,7 +192,7 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
 {
     AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
-    if (ag_stream_prepare(st))
+    if (ag_stream_learns(st))
         return passthrough(l, AG_ST_FATE_NO_STATE);
     AG_SELF_MARK(AG_SM_PREPARE);
     st->last_thread = ag_thread_id(); /* whose frees end its segments (flush.c) */

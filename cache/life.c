@@ -1,6 +1,5 @@
 /* The process's life: the engine's start on first use, its state, exit and fork. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 
 #include "policy/log.h"
@@ -66,36 +65,41 @@ static void in_child(void)
     ag_tr_in_child();
 }
 
-/* What can be done before the first launch: options read, the fork handlers, the trace file,
- * the profile. */
+/* The exit handler is registered after cudart's own, so that it runs before cudart's
+ * teardown, while the driver still takes what is held: when a stream first learns, or at the
+ * first launch recorded in a trace (the recorder reads the GPU's timings at exit). Until a
+ * stream learns nothing can be held or built, and an exit needs only the report (at_unload).
+ * Never in cuInit (cudart registers its own later) nor in the first launch: glibc's atexit,
+ * run cold there, took 1.8-2.4 us of a 4 us first launch on the H100 host (selftime marks,
+ * 2026-11-25). */
+static atomic_int g_exit_armed;
+
+void ag_engine_arm_exit(void)
+{
+    int no = 0;
+    if (!atomic_load_explicit(&g_exit_armed, memory_order_relaxed) &&
+        atomic_compare_exchange_strong(&g_exit_armed, &no, 1)) {
+        atexit(at_exit);
+        ag_log(AG_LOG_DEBUG, "exit handler registered (%s)",
+               g_tracing ? "a launch recorded" : "a stream learns");
+    }
+}
+
+__attribute__((destructor)) static void at_unload(void)
+{
+    int s = atomic_load(&ag_hot.state);
+    if (!atomic_load(&g_exit_armed) && s != AG_ENGINE_UNINIT && s != AG_ENGINE_FORKED)
+        ag_report_stats();
+}
+
+/* The engine's start, at cuInit (or, where that was not seen, the first launch): options read,
+ * the fork handlers, the trace file, the profile, the worker; then launches may be held. All
+ * of it outside whatever the program times later: a first launch that started the engine paid
+ * 1.6-2.1 us more for this code's first run (selftime marks, H100 host, 2026-11-25). */
 static void prepare(void)
 {
     pthread_atfork(before_fork, NULL, in_child);
     g_tracing = ag_tr_prepare();
-    if (!ag_opt(AG_OPT_DISABLE) && !g_tracing) {
-        ag_profile_load();
-        if (!ag_tstats)
-            ag_stats_thread_block(); /* this thread's counters (usually the first launch's) */
-        /* the exit handler must wait for the first launch (below, init), but the first
-         * registration's cost need not: glibc makes room for more handlers then (2.5 us in a
-         * first launch on the H100 host, selftime marks) */
-        atexit(exit_room);
-        ag_watchdog_init(ag_flush_stale);
-        if (ag_opt(AG_OPT_WORKER))
-            ag_worker_start();
-    }
-}
-
-void ag_engine_prepare(void)
-{
-    pthread_once(&g_prepare_once, prepare);
-}
-
-static void init(void)
-{
-    atexit(at_exit); /* registered after cudart's own: runs before its teardown */
-    AG_SELF_MARK(AG_SM_ATEXIT);
-    ag_engine_prepare();
     if (ag_opt(AG_OPT_DISABLE) || g_tracing) {
         /* a recording run records the program's own eager behaviour: nothing is held */
         set_state(AG_ENGINE_DISABLED);
@@ -103,28 +107,28 @@ static void init(void)
                g_tracing ? "AUTOGRAPH_TRACE (recording a trace)" : "AUTOGRAPH_DISABLE");
         return;
     }
+    ag_profile_load();
+    if (!ag_tstats)
+        ag_stats_thread_block(); /* this thread's counters (usually the first launch's) */
+    /* the exit handler waits (above), but the first registration's cost need not: glibc makes
+     * room for more handlers then (2.5 us in a first launch on the H100 host, selftime marks) */
+    atexit(exit_room);
+    ag_watchdog_init(ag_flush_stale);
+    if (ag_opt(AG_OPT_WORKER))
+        ag_worker_start();
     set_state(AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));
 }
 
-/* Once, without pthread_once: glibc's wakes waiters with a futex system call whether there
- * are any or not, 2.5 us inside a program's first launch on the H100 host (selftime marks,
- * 2026-11-24). A thread that loses the race waits for the winner (init is short). */
-static atomic_int g_init_done; /* 0: not begun, 1: under way, 2: done */
+void ag_engine_prepare(void)
+{
+    pthread_once(&g_prepare_once, prepare);
+}
 
 int ag_engine_init(void)
 {
-    int s = atomic_load_explicit(&g_init_done, memory_order_acquire);
-    if (s != 2) {
-        int none = 0;
-        if (s == 0 && atomic_compare_exchange_strong(&g_init_done, &none, 1)) {
-            init();
-            atomic_store_explicit(&g_init_done, 2, memory_order_release);
-        } else {
-            while (atomic_load_explicit(&g_init_done, memory_order_acquire) != 2)
-                sched_yield();
-        }
-    }
+    ag_engine_prepare();
+    AG_SELF_MARK(AG_SM_INIT);
     return atomic_load(&ag_hot.state);
 }

@@ -7,6 +7,18 @@
 /* Initialises the engine (once, whoever calls first); returns its state. */
 int ag_engine_init(void);
 
+/* Registers the exit handler, once (life.c says why it waits for this). */
+void ag_engine_arm_exit(void);
+
+/* A stream's state is about to learn, and so may hold and build from now on: the exit handler
+ * must be there to flush it. Returns ag_stream_prepare's answer. */
+static inline int ag_stream_learns(ag_stream *st)
+{
+    if (AG_UNLIKELY(!st->held))
+        ag_engine_arm_exit();
+    return ag_stream_prepare(st);
+}
+
 /* Initialises on first use; true when launches may be held (inline: every launch asks). */
 static inline int ag_engine_on(void)
 {

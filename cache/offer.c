@@ -95,7 +95,7 @@ static int offer_locked(ag_stream *st, const ag_copy *op, const ag_shape *sh, ui
     if (!st->cand && ag_learn_rests(&st->learn))
         return 0; /* resting: an ordering point has nothing to end */
     ag_rest_end(st);
-    if (ag_stream_prepare(st))
+    if (ag_stream_learns(st))
         return 0;
     if (st->cand) {
         if (st->cand->prof) { /* profile sequences are of kernels only */

@@ -128,7 +128,7 @@ __attribute__((destructor)) static void report(void)
                 (double)atomic_load(&g_first[k]) / per_ns / 1e3, atomic_load(&g_first_faults[k]),
                 (double)atomic_load(&g_max[k]) / per_ns / 1e3);
     }
-    static const char *const marks[AG_SM_COUNT] = { "begun", "counted", "atexit", "engine on", "stream found", "prepared",
+    static const char *const marks[AG_SM_COUNT] = { "begun", "counted", "init", "engine on", "stream found", "prepared",
                                                     "layout", "shape", "template looked up",
                                                     "passed", "learned" };
     for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
