@@ -122,7 +122,7 @@ fail:
 /* Piece p of T has its graph and exec now (the reservation of est was made): the values the
  * exec holds are those of the launches it was built from. */
 static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec x, size_t est,
-                  const ag_rec *recs, const uint8_t *arena)
+                  const ag_rec *recs, const uint8_t *arena, int probed)
 {
     ag_piece *P = &T->pieces[p];
     uint32_t s = ag_piece_start(T, p), e = T->ends[p];
@@ -149,8 +149,8 @@ static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec 
         __atomic_store_n(&g_built_once, 1, __ATOMIC_RELAXED);
     ag_stat_inc(AG_ST_GRAPH_BUILT);
     ag_log(AG_LOG_INFO, "graph built for sequence %016llx: piece %u of %u, launches %u-%u of %u "
-           "starting with %s", (unsigned long long)T->key, p + 1, T->npieces, s, e - 1, T->len,
-           T->nodes[s].lay->name);
+           "starting with %s%s", (unsigned long long)T->key, p + 1, T->npieces, s, e - 1, T->len,
+           T->nodes[s].lay->name, probed ? " (from an occurrence in its probe)" : "");
 }
 
 static void build_failed(ag_tmpl *T, const char *what, CUresult r)
@@ -179,7 +179,7 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
         ag_gcache_release(T, est);
         return -1;
     }
-    built(st, T, p, g, x, est, st->held, st->arena);
+    built(st, T, p, g, x, est, st->held, st->arena, 0);
     return 0;
 }
 
@@ -208,6 +208,7 @@ struct ag_build_req {
     CUgraphExec x;
     CUresult r;
     const char *what;
+    uint8_t probed;                  /* made in T's probe (for the log) */
 };
 
 ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t first)
@@ -231,6 +232,7 @@ ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t 
     q->epoch = atomic_load(&g_builds_epoch);
     q->n = n;
     q->ctx = st->ctx;
+    q->probed = (uint8_t)ag_benefit_probing(&T->ben);
     q->nodes = (ag_node *)(q + 1);
     q->recs = (ag_rec *)(q->nodes + n);
     q->ptrs = (void **)(q->recs + n);
@@ -290,7 +292,7 @@ void ag_build_finish(ag_build_req *q, int run)
                 T->nodes[s + i].node = q->nodes[i].node;
                 memcpy(T->nodes[s + i].attrs, q->nodes[i].attrs, sizeof q->nodes[i].attrs);
             }
-            built(st, T, q->p, q->g, q->x, est, q->recs, q->arena);
+            built(st, T, q->p, q->g, q->x, est, q->recs, q->arena, q->probed);
             T->pieces[q->p].fresh = 1;
             ag_stat_inc(AG_ST_WORKER_BUILDS);
             q->g = NULL;
