@@ -13,7 +13,8 @@
 #              P1 P3 C1 C2 G2 S1 S2 D1 G1, then the Python rows F3 F1 F2 F4
 #   validate2  likewise: F6 (torch.compile; its Inductor cache filled first), F7 (ResNet-50),
 #              F8 (AMP training), F9 (CuPy CG), F10 (LSTM training), F11 (two-stream
-#              prefetching inference) and F12 (CuPy FFT)
+#              prefetching inference), F12 (CuPy FFT), F13 (PyTorch batched least squares)
+#              and F14 (Hugging Face BERT encoder)
 #
 # Every row runs the same command line in every part (the model predicts the ratio of the
 # traced shape); ROWS="P1 D1" restricts a part to some rows. REPS_C (default 10) and REPS_PY
@@ -46,7 +47,7 @@ SECONDS=0
 # iteration counts keep each trace to a few hundred iterations (the solver's 1000 iterations
 # are 4 small records each) and its gzipped file small.
 # traces: the C rows first (cheap), F6 last (a cold Inductor cache compiles for minutes)
-ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F7 F6)
+ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F7 F6)
 declare -A NAME CMD
 row() { NAME[$1]=$2; CMD[$1]=$3; }
 row F1 torch_transformer "$PY bench/fw_torch_transformer.py --iters=60 --warmup=20"
@@ -60,6 +61,8 @@ row F9 cupy_cg "$PY bench/fw_cupy_cg.py --iters=4 --warmup=1"
 row F10 lstm_train "$PY bench/fw_lstm_train.py --iters=60 --warmup=20"
 row F11 prefetch "$PY bench/fw_prefetch.py --iters=200 --warmup=20"
 row F12 cupy_fft "$PY bench/fw_cupy_fft.py --iters=300 --warmup=30"
+row F13 torch_solve "$PY bench/fw_torch_solve.py --iters=200 --warmup=30"
+row F14 hf_bert "$PY bench/fw_hf_bert.py --iters=100 --warmup=20"
 row G2 cublas_once "$K/cublas_once"
 row S1 solver_pageable "$K/solver --pinned=0 --iters=1000 --warmup=10"
 row P1 tiny64 "$K/tiny --n=64 --iters=300 --warmup=50"
@@ -194,7 +197,7 @@ traces)
     done
     ;;
 validate1 | validate2)
-    if [ "$part" = validate1 ]; then set -- P1 P3 C1 C2 G2 S1 S2 D1 G1 F3 F1 F2 F4; else set -- F6 F7 F8 F9 F10 F11 F12; fi
+    if [ "$part" = validate1 ]; then set -- P1 P3 C1 C2 G2 S1 S2 D1 G1 F3 F1 F2 F4; else set -- F6 F7 F8 F9 F10 F11 F12 F13 F14; fi
     for id in "$@"; do
         wanted "$id" || continue
         ab "$id"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Framework benchmark rows (F1-F12) for bench/run.py, and the interposer's ceiling.
+"""Framework benchmark rows (F1-F14) for bench/run.py, and the interposer's ceiling.
 
 workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
 command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
@@ -62,6 +62,12 @@ def workloads(build, quick):
     if _have("torch", "transformers"):
         W.append(("F4", "HF transformers GPT-2 greedy generate, fp16, dynamic cache, 32 new tokens",
                   script("fw_hf_gpt2.py", "--iters=%d" % (8 if quick else 20), "--warmup=3"), False))
+    if _have("torch"):
+        W.append(("F13", "PyTorch batched least squares: Gauss-Newton steps, bmm, Cholesky solve (cuSOLVER), loss.item()",
+                  script("fw_torch_solve.py", "--iters=%d" % (it // 4), "--warmup=30"), False))
+    if _have("torch", "transformers"):
+        W.append(("F14", "HF transformers BERT encoder inference: 6 layers, batch 8 x 64 tokens, fp16, mean-pooled to the host",
+                  script("fw_hf_bert.py", "--iters=%d" % (it // 5), "--warmup=20"), True))
     if _have("jax"):
         W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
                   script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))
