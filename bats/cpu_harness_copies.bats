@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # Async memsets and copies as graph nodes (issue 13, item 2), on the fake driver: the
-# iterative-solver loop (memset + kernel + read-back + sync) becomes one graph; values that
-# change every iteration (memset values, pointers) reach the nodes; the read-back is there when
-# the next ordering point returns; pageable, pinned and managed memory per
-# AUTOGRAPH_COPY_NODES. Build first: make lib harness.
+# iterative-solver loop (memset + kernel + read-back + sync) becomes one graph, its read-back
+# issued right after it (or, with AUTOGRAPH_READBACK_NODES=1, a node of it); values that change
+# every iteration (memset values, pointers) reach the nodes; the read-back is there when the
+# next ordering point returns; pageable, pinned and managed memory per AUTOGRAPH_COPY_NODES.
+# Build first: make lib harness.
 
 load harness
 
@@ -20,8 +21,26 @@ setup() { harness_setup; }
     done
 }
 
-@test "solver loop, pinned read-back: memset + kernel + DtoH is one graph, values updated" {
+@test "solver loop, pinned read-back: memset + kernel one graph, the read-back right after it" {
     ag "$H/copies" solver pinned 40
+    assert_success
+    assert_output --partial "PASS copies solver"
+    # learned as in the test below; the read-back ends the sequence, so it is no node: it goes
+    # out eagerly after each replay of the memset + kernel graph
+    assert_equal "$(stat graphs.built)" 1
+    assert_equal "$(stat graphs.replays)" 36
+    assert_equal "$(fc memset_nodes_added)" 1
+    assert_equal "$(fc memcpy_nodes_added)" 0
+    assert_equal "$(fc graph_copies_executed)" 36
+    assert_equal "$(fc graph_kernels_executed)" 36
+    assert_equal "$(stat copies.after_graph)" 36
+    [ $(( $(stat updates.per_node) + $(stat updates.whole_graph) )) -eq 35 ] ||
+        fail "not every replay after the first was an update"
+    no_failures
+}
+
+@test "solver loop, pinned read-back, READBACK_NODES=1: memset + kernel + DtoH is one graph, values updated" {
+    ag env AUTOGRAPH_READBACK_NODES=1 "$H/copies" solver pinned 40
     assert_success
     assert_output --partial "PASS copies solver"
     # the stream has no state until its kernel repeats (cache/watch.h): iteration 0 is only
@@ -49,7 +68,7 @@ setup() { harness_setup; }
     assert_equal "$(fc memcpy_nodes_added)" 0
     assert_equal "$(fc memset_nodes_added)" 1 # memset + kernel still are one graph
     no_failures
-    ag env AUTOGRAPH_COPY_NODES=all "$H/copies" solver pageable 40
+    ag env AUTOGRAPH_COPY_NODES=all AUTOGRAPH_READBACK_NODES=1 "$H/copies" solver pageable 40
     assert_success
     assert_output --partial "PASS copies solver"
     assert_equal "$(fc memcpy_nodes_added)" 1
@@ -93,7 +112,8 @@ setup() { harness_setup; }
     assert_success
     assert_output --partial "PASS copies solver"
     assert_equal "$(stat graphs.replays)" 36 # iterations 0 and 1 watched, as on a created stream
-    assert_equal "$(fc memcpy_nodes_added)" 1
+    assert_equal "$(fc memcpy_nodes_added)" 0
+    assert_equal "$(stat copies.after_graph)" 36
     no_failures
 }
 
@@ -110,19 +130,21 @@ setup() { harness_setup; }
     assert_success
     assert_output --partial "PASS copies dtod"
     # the copies before the kernel are learned once the kernel repeated (iteration 1): seen in
-    # iterations 2 and 3, replayed in the other 36, five copies each
+    # iterations 2 and 3, replayed in the other 36: three copies each in the graph, and the two
+    # read-backs that end the iteration right after it
     assert_equal "$(stat graphs.built)" 1
     assert_equal "$(stat graphs.replays)" 36
     assert_equal "$(fc memset_nodes_added)" 2
-    assert_equal "$(fc memcpy_nodes_added)" 3
-    assert_equal "$(fc graph_copies_executed)" 180
+    assert_equal "$(fc memcpy_nodes_added)" 1
+    assert_equal "$(fc graph_copies_executed)" 108
+    assert_equal "$(stat copies.after_graph)" 72
     no_failures
 }
 
 @test "HtoD from pageable memory is never held, even with COPY_NODES=all" {
     local m
     for m in pinned all; do
-        ag env AUTOGRAPH_COPY_NODES=$m "$H/copies" htod pageable 40
+        ag env AUTOGRAPH_COPY_NODES=$m AUTOGRAPH_READBACK_NODES=1 "$H/copies" htod pageable 40
         assert_success
         assert_output --partial "PASS copies htod"
         # only the read-back into pinned memory is a node
@@ -131,7 +153,7 @@ setup() { harness_setup; }
 }
 
 @test "pageable memory that the driver calls host memory (HMM) is still never held" {
-    ag env FAKECUDA_HMM=1 AUTOGRAPH_COPY_NODES=all "$H/copies" htod pageable 40
+    ag env FAKECUDA_HMM=1 AUTOGRAPH_COPY_NODES=all AUTOGRAPH_READBACK_NODES=1 "$H/copies" htod pageable 40
     assert_success
     assert_output --partial "PASS copies htod"
     assert_equal "$(fc memcpy_nodes_added)" 1
@@ -141,18 +163,38 @@ setup() { harness_setup; }
     assert_equal "$(fc memcpy_nodes_added)" 0
 }
 
-@test "HtoD from pinned memory is held: both copies are nodes" {
+@test "HtoD from pinned memory is held: a node, and the read-back too with READBACK_NODES=1" {
     ag "$H/copies" htod pinned 40
     assert_success
     assert_output --partial "PASS copies htod"
-    assert_equal "$(fc memcpy_nodes_added)" 2
+    assert_equal "$(fc memcpy_nodes_added)" 1
     assert_equal "$(stat graphs.replays)" 36 # the HtoD copy learned from iteration 2 on
+    assert_equal "$(stat copies.after_graph)" 36
+    no_failures
+    ag env AUTOGRAPH_READBACK_NODES=1 "$H/copies" htod pinned 40
+    assert_success
+    assert_output --partial "PASS copies htod"
+    assert_equal "$(fc memcpy_nodes_added)" 2
+    assert_equal "$(stat graphs.replays)" 36
     no_failures
 }
 
 @test "a failing memcpy node update sends the piece eagerly, results stay exact" {
-    ag env FAKECUDA_FAIL=cuGraphExecMemcpyNodeSetParams:2 "$H/copies" solver pinned 40
+    ag env FAKECUDA_FAIL=cuGraphExecMemcpyNodeSetParams:2 AUTOGRAPH_READBACK_NODES=1 "$H/copies" solver pinned 40
     assert_success
     assert_output --partial "PASS copies solver"
     [ "$(stat failures.update)" -ge 1 ] || fail "no update failure injected"
+}
+
+@test "a read-back issued after its graph that the driver refuses: the next call returns the error" {
+    # the 30th read-back is one issued right after a replay: reported done when held, refused
+    # when it went out, so the iteration's ordering point returns the error (eagerly the copy
+    # call itself would have)
+    ag env FAKECUDA_FAIL=cuMemcpyDtoHAsync_v2:30 "$H/copies" solver pinned 40
+    assert_failure
+    assert_output --partial "held launch of [memcpyDtoH pinned<-device] failed on flush"
+    assert_output --regexp "FAIL: .*(cuEventRecord|cuStreamSynchronize).* returned 999"
+    run timeout 60 env FAKECUDA_FAIL=cuMemcpyDtoHAsync_v2:30 "$H/copies" solver pinned 40
+    assert_failure
+    assert_output --regexp "FAIL: .*cuMemcpyDtoHAsync_v2.* returned 999"
 }

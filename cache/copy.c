@@ -275,6 +275,15 @@ int ag_copy_is_memset(int entry)
     return is_memset(entry);
 }
 
+int ag_copy_is_readback(const ag_shape *sh)
+{
+    if (sh->kind != AG_KIND_COPY)
+        return 0;
+    const copy_lay *c = lay_of(ag_copy_layout(sh->fn));
+    return !is_memset(c->entry) && c->sk == AG_MEM_DEVICE &&
+           (c->dk == AG_MEM_PINNED || c->dk == AG_MEM_PAGEABLE);
+}
+
 void ag_copy_shape(const ag_copy *op, CUcontext ctx, int dk, int sk, ag_shape *sh)
 {
     pthread_once(&g_lay_once, lay_init);

@@ -75,6 +75,9 @@ CUresult ag_copy_issue(struct ag_stream *st, const struct ag_rec *r);
 const struct ag_layout *ag_copy_layout(const void *fn);
 /* Whether entry is a memset (else a copy). */
 int ag_copy_is_memset(int entry);
+/* Whether shape sh is a copy from device to host memory (a read-back). */
+struct ag_shape;
+int ag_copy_is_readback(const struct ag_shape *sh);
 /* The shape of op on a stream of context ctx, its destination and source of kinds dk, sk. */
 struct ag_shape;
 void ag_copy_shape(const ag_copy *op, CUcontext ctx, int dk, int sk, struct ag_shape *sh);

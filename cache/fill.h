@@ -47,4 +47,15 @@ static inline uint32_t ag_piece_start(const ag_tmpl *T, uint32_t p)
     return p ? T->ends[p - 1] : 0;
 }
 
+/* Piece p's graph holds its nodes up to here: the last piece's stops short of T's trailing
+ * read-backs (T->tail), which go out eagerly right after it (graph.c, ag_tmpl_replay), though
+ * never past its first node. */
+static inline uint32_t ag_piece_gend(const ag_tmpl *T, uint32_t p)
+{
+    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    if (p + 1 < T->npieces || !T->tail)
+        return e;
+    return e - s > T->tail ? e - T->tail : s + 1;
+}
+
 #endif

@@ -158,7 +158,7 @@ void ag_gcache_release(const ag_tmpl *T, size_t est)
 /* The device memory piece p of T is estimated to take. */
 size_t ag_piece_mem(const ag_tmpl *T, uint32_t p)
 {
-    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    uint32_t s = ag_piece_start(T, p), e = ag_piece_gend(T, p);
     size_t est = (size_t)(e - s) * AG_NODE_MEM_EST;
     for (uint32_t i = s; i < e; i++)
         est += T->nodes[i].lay->size;

@@ -125,7 +125,7 @@ static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec 
                   const ag_rec *recs, const uint8_t *arena, int probed)
 {
     ag_piece *P = &T->pieces[p];
-    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    uint32_t s = ag_piece_start(T, p), e = ag_piece_gend(T, p);
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
         const uint8_t *blob = arena + recs[i - s].blob;
@@ -172,8 +172,8 @@ static int build(ag_stream *st, ag_tmpl *T, uint32_t p)
     const char *what;
     CUgraph g;
     CUgraphExec x;
-    CUresult r = make_graph(&src, &T->nodes[ag_piece_start(T, p)], T->ends[p] - ag_piece_start(T, p),
-                            st->issue, &g, &x, &what);
+    CUresult r = make_graph(&src, &T->nodes[ag_piece_start(T, p)],
+                            ag_piece_gend(T, p) - ag_piece_start(T, p), st->issue, &g, &x, &what);
     if (r) {
         build_failed(T, what, r);
         ag_gcache_release(T, est);
@@ -214,7 +214,7 @@ struct ag_build_req {
 ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t first)
 {
     AG_ASSERT(ag_lock_held(&st->mu) && !T->pieces[p].exec && !T->pieces[p].pending);
-    uint32_t s = ag_piece_start(T, p), n = T->ends[p] - s, np = 1;
+    uint32_t s = ag_piece_start(T, p), n = ag_piece_gend(T, p) - s, np = 1;
     for (uint32_t i = 0; i < n; i++)
         if (T->nodes[s + i].lay->nparams > np)
             np = T->nodes[s + i].lay->nparams;
@@ -368,7 +368,11 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
     }
     ag_gcache_front(st, T);
     ag_stat_inc(AG_ST_GRAPH_LAUNCHES);
-    uint32_t n = T->ends[p] - ag_piece_start(T, p);
+    uint32_t s = ag_piece_start(T, p), n = ag_piece_gend(T, p) - s;
+    if (n < T->ends[p] - s) { /* the read-backs the graph stops short of (fill.h) */
+        ag_issue_held_from(st, n, AG_ST_FATE_REPLAYED); /* (copies: no fate is counted) */
+        ag_stat_add(AG_ST_COPY_AFTER_GRAPH, T->ends[p] - s - n);
+    }
     ag_stat_add(AG_ST_REPLAYED, n);
     ag_stat_add(AG_ST_FATE_REPLAYED, P->nkern); /* kernel launches: where they went */
     if (AG_UNLIKELY(n != P->nkern))

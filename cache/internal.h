@@ -45,6 +45,8 @@ void ag_eager_sample(uint64_t d);
 /* Issues the held launches eagerly, in order; a launch the driver refuses leaves its error
  * on the stream (st->err). `fate` (AG_ST_FATE_*): why, counted for each held kernel launch. */
 void ag_issue_held(ag_stream *st, enum ag_stat fate);
+/* The same for the held launches from held[first] on. */
+void ag_issue_held_from(ag_stream *st, uint32_t first, enum ag_stat fate);
 /* What a call on st returns (st->mu held), given r, the call's own result: an error a held
  * launch left on st, once, when the call itself succeeded; else r. */
 CUresult ag_stream_error_take(ag_stream *st, CUresult r);

@@ -86,9 +86,14 @@ CUresult ag_stream_error_take(ag_stream *st, CUresult r)
 
 void ag_issue_held(ag_stream *st, enum ag_stat fate)
 {
-    AG_ASSERT(ag_lock_held(&st->mu));
+    ag_issue_held_from(st, 0, fate);
+}
+
+void ag_issue_held_from(ag_stream *st, uint32_t first, enum ag_stat fate)
+{
+    AG_ASSERT(ag_lock_held(&st->mu) && first <= st->nheld);
     uint32_t copies = 0;
-    for (uint32_t i = 0; i < st->nheld; i++) {
+    for (uint32_t i = first; i < st->nheld; i++) {
         copies += st->held[i].shape.kind == AG_KIND_COPY;
         CUresult r = issue(st, &st->held[i]);
         if (r != CUDA_SUCCESS) {
@@ -99,8 +104,8 @@ void ag_issue_held(ag_stream *st, enum ag_stat fate)
             error_keep(st, r);
         }
     }
-    ag_stat_add(AG_ST_FLUSHED, st->nheld);
-    ag_stat_add(fate, st->nheld - copies); /* where these launches went */
+    ag_stat_add(AG_ST_FLUSHED, st->nheld - first);
+    ag_stat_add(fate, st->nheld - first - copies); /* where these launches went */
     if (copies)
         ag_stat_add(AG_ST_COPY_FLUSHED, copies);
 }

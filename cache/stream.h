@@ -84,6 +84,11 @@ typedef struct ag_tmpl {
     uint8_t from_profile;
     uint8_t planned;                 /* pieces planned from measured costs (else one piece) */
     uint8_t plan_queued;             /* the plan saw ben.queued so (GPU busy: one piece) */
+    uint8_t tail;                    /* trailing read-backs (device-to-host copies) that go out
+                                      * eagerly after the last piece's graph (fill.h,
+                                      * ag_piece_gend): a copy node costs the GPU ~6 us more
+                                      * than an eager copy, and before a sync the GPU's time is
+                                      * what the program waits for */
     uint64_t plan_held_ns;           /* the host time per held launch the plan used */
     ag_node *nodes;
     uint32_t npieces;

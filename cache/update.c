@@ -96,7 +96,7 @@ static inline int alt_differs(ag_stream *st, const ag_node *n, uint32_t j)
 static void swap_alt(ag_tmpl *T, uint32_t p)
 {
     ag_piece *P = &T->pieces[p];
-    for (uint32_t i = ag_piece_start(T, p); i < T->ends[p]; i++) {
+    for (uint32_t i = ag_piece_start(T, p), e = ag_piece_gend(T, p); i < e; i++) {
         ag_node *n = &T->nodes[i];
         SWAP(uint8_t *, n->exec_vals, n->alt_vals);
         SWAP(uint64_t, n->exec_vhash, n->alt_vhash);
@@ -123,7 +123,7 @@ static int graph_to_held(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
     ag_src b = ag_src_of_stream(st);
     CUDA_KERNEL_NODE_PARAMS kp;
-    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    uint32_t s = ag_piece_start(T, p), e = ag_piece_gend(T, p);
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];
         if (!held_differs(st, n, i - s, &n->graph_dims, n->graph_fn, n->graph_vals, 0))
@@ -149,7 +149,7 @@ static int graph_to_held(ag_stream *st, ag_tmpl *T, uint32_t p)
 static int make_alt(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
     ag_piece *P = &T->pieces[p];
-    uint32_t s = ag_piece_start(T, p), e = T->ends[p];
+    uint32_t s = ag_piece_start(T, p), e = ag_piece_gend(T, p);
     for (uint32_t i = s; i < e; i++)
         if (!T->nodes[i].alt_vals &&
             !(T->nodes[i].alt_vals = malloc(T->nodes[i].lay->size ? T->nodes[i].lay->size : 1)))
@@ -190,7 +190,7 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
 {
     ag_src b = ag_src_of_stream(st);
     ag_piece *P = &T->pieces[p];
-    uint32_t s = ag_piece_start(T, p), e = T->ends[p], nexec = 0;
+    uint32_t s = ag_piece_start(T, p), e = ag_piece_gend(T, p), nexec = 0;
     int back = !P->alt; /* every changed node goes back (a value hashed until one does not) */
     for (uint32_t i = s; i < e; i++)
         if (exec_differs(st, &T->nodes[i], i - s)) {

@@ -84,6 +84,10 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_COPY_NODES] = { "COPY_NODES", AG_T_ENUM, "pinned", 0, 0, copy_node_names, NULL,
                             "async memsets/copies in graphs: pinned (device and pinned host "
                             "memory), all (also into pageable host memory), off" },
+    [AG_OPT_READBACK_NODES] = { "READBACK_NODES", AG_T_BOOL, "0", 0, 1, NULL, NULL,
+                                "1: a device-to-host copy that ends a sequence is a node of "
+                                "its graph; 0: it goes out right after the graph (a copy node "
+                                "costs the GPU ~6 us more)" },
     [AG_OPT_FAULT] = { "FAULT", AG_T_STR, "", 0, 0, NULL, ag_fault_spec_valid,
                        "testing only: make graph calls fail, e.g. instantiate:1,update:3" },
     [AG_OPT_TRACE] = { "TRACE", AG_T_STR, "", 0, 0, NULL, valid_trace,

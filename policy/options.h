@@ -22,6 +22,7 @@ typedef enum ag_opt_id {
     AG_OPT_PROFILE,
     AG_OPT_BENEFIT,
     AG_OPT_COPY_NODES,
+    AG_OPT_READBACK_NODES,
     AG_OPT_FAULT,
     AG_OPT_TRACE,
     AG_OPT_TRACE_GPU,

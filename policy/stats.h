@@ -88,6 +88,8 @@
     X(COPY_HELD, "copies.held", "of launches.held: async memsets and copies (not launches)")   \
     X(COPY_REPLAYED, "copies.replayed", "of launches.replayed: memsets and copies")            \
     X(COPY_FLUSHED, "copies.flushed_eager", "of launches.flushed_eager: memsets and copies")   \
+    X(COPY_AFTER_GRAPH, "copies.after_graph", "of copies.flushed_eager: read-backs ending a "  \
+                                              "sequence, issued right after its graph")       \
     X(ATTR_DROPS, "cache.attr_drops", "graphs dropped: a function in them had an attribute "   \
                                       "changed")                                               \
     AG_FATES(X)
