@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # Issue 13, item 2: async memsets and copies as graph nodes on the GPU. The solver sample app
 # (kernels/solver.cu: memset + kernel + 8-byte read-back + stream sync per iteration) gives the
-# same checksum with and without the library; with a pinned read-back the whole iteration is
-# one graph (memset, kernel and memcpy nodes) that is replayed.
+# same checksum with and without the library; with a pinned read-back the memset and the kernel
+# are one graph that is replayed, the read-back issued right after it (with
+# AUTOGRAPH_READBACK_NODES=1 the whole iteration is one graph, the read-back a memcpy node).
 
 setup() {
     load helpers
@@ -13,8 +14,21 @@ setup() {
     unset AUTOGRAPH_COPY_NODES
 }
 
-@test "solver, pinned read-back: identical results, the whole iteration replayed" {
+@test "solver, pinned read-back: identical results, memset + kernel replayed, the read-back after" {
     same_results solver --pinned=1 --iters=300
+    [ "$(s graphs.built)" -ge 1 ] || fail "no graph built: $stderr"
+    [ "$(s graphs.replays)" -ge 250 ] || fail "too few replays: $stderr"
+    # memset + kernel in the graph, the read-back issued right after it (DESIGN.md, "Read-backs
+    # at the end")
+    [ "$(s launches.replayed)" -ge 500 ] || fail "memsets not in the graphs: $stderr"
+    [ "$(s copies.after_graph)" -ge 250 ] || fail "read-backs not issued after the graph: $stderr"
+    [ "$(s failures.build)" -eq 0 ] || fail "a graph failed to build: $stderr"
+    [ "$(s failures.update)" -eq 0 ] || fail "an update failed: $stderr"
+    [ "$(s graphs.variants)" -ge 1 ] || fail "no second exec: $stderr"
+}
+
+@test "solver, pinned read-back, READBACK_NODES=1: identical results, the whole iteration replayed" {
+    AUTOGRAPH_READBACK_NODES=1 same_results solver --pinned=1 --iters=300
     [ "$(s graphs.built)" -ge 1 ] || fail "no graph built: $stderr"
     [ "$(s graphs.replays)" -ge 250 ] || fail "too few replays: $stderr"
     # memset + kernel + read-back: three records per replayed iteration
