@@ -14,7 +14,7 @@ setup() { harness_setup; }
 @test "copies: every scenario passes without libautograph" {
     local a
     for a in "solver pinned" "solver pageable" "solver managed" "solver pinned 40 diverge" \
-             "solver pinned 40 legacy" "dtod" "htod pageable" "htod pinned"; do
+             "solver pinned 40 legacy" "dtod" "htod pageable" "htod pinned" "freed"; do
         run timeout 60 "$H/copies" $a
         assert_success
         assert_output --partial "PASS copies"
@@ -197,4 +197,16 @@ setup() { harness_setup; }
     run timeout 60 env FAKECUDA_FAIL=cuMemcpyDtoHAsync_v2:30 "$H/copies" solver pinned 40
     assert_failure
     assert_output --regexp "FAIL: .*cuMemcpyDtoHAsync_v2.* returned 999"
+}
+
+@test "a copy node the driver refuses the worker (its memory freed meanwhile) is built where held" {
+    # MAGMA's pattern: allocate, memset, kernel, read back, sync, free, every iteration; the
+    # fake's hook makes the worker add its memset node after the free, which the driver refuses
+    ag env AUTOGRAPH_WORKER=1 "$H/copies" freed 100
+    assert_success
+    assert_output --partial "PASS copies freed"
+    assert_equal "$(stat worker.copy_refused)" 1
+    assert_equal "$(stat failures.build)" 0
+    [ "$(stat graphs.replays)" -ge 80 ] || fail "too few replays: $(stat graphs.replays)"
+    no_failures
 }

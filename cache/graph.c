@@ -50,6 +50,9 @@ static CUresult add_node(CUgraph g, ag_node *n, CUgraphNode prev, int prev_kerne
     return ag_drv.cuGraphAddDependencies_v2(g, &prev, &n->node, &e, 1);
 }
 
+/* What make_graph names when a memset or memcpy node is refused (refused_copy_node). */
+static const char g_copy_node_call[] = "cuGraphAddMemsetNode/MemcpyNode";
+
 /* Makes the graph of nodes[0, n) (a piece's) from the launches src->recs[0, n): adds the
  * nodes (their handles and, for launches with attributes, the attributes go into nodes[i]),
  * instantiates and uploads it on `upload` (none when NULL). On failure *what names the call
@@ -69,7 +72,7 @@ static CUresult make_graph(ag_src *src, ag_node *nodes, uint32_t n, CUstream upl
         const ag_rec *rec = &src->recs[i];
         CUDA_KERNEL_NODE_PARAMS kp;
         if (nd->shape.kind == AG_KIND_COPY) { /* a memset or copy node (copy.c) */
-            *what = "cuGraphAddMemsetNode/MemcpyNode";
+            *what = g_copy_node_call;
             if ((r = ag_copy_add_node(g, prev, nd, src->arena + rec->blob)))
                 goto fail;
             prev = nd->node;
@@ -266,6 +269,16 @@ void ag_build_run(ag_build_req *q, CUstream upload)
     q->r = make_graph(&src, q->nodes, q->n, upload, &q->g, &q->x, &q->what);
 }
 
+/* The driver checks a memset or memcpy node's memory when the node is added: the worker builds
+ * after its occurrence went out, and a program that frees what it used once the stream synced
+ * (MAGMA's batched solvers in F13, allocating and freeing every call; the H200 refused their
+ * memset nodes, 2026-11-27) has freed it by then. Where the launches are held the memory is
+ * still in use. */
+static int refused_copy_node(const ag_build_req *q)
+{
+    return q->r && q->what == g_copy_node_call;
+}
+
 void ag_build_finish(ag_build_req *q, int run)
 {
     ag_stream *st = q->st;
@@ -279,8 +292,16 @@ void ag_build_finish(ag_build_req *q, int run)
     if (current)
         T->pieces[q->p].pending = 0;
     int failed = current && run && q->r;
-    if (failed)
+    if (failed && refused_copy_node(q) && !T->build_here) {
+        T->build_here = 1; /* its graphs are built where held from now on: no failure yet */
+        failed = 0;
+        ag_stat_inc(AG_ST_WORKER_COPY_REFUSED);
+        ag_log(AG_LOG_INFO, "graph of sequence %016llx: the worker could not add a copy node "
+               "(%d; its memory freed meanwhile?): built where it is held from now on",
+               (unsigned long long)T->key, (int)q->r);
+    } else if (failed) {
         build_failed(T, q->what, q->r);
+    }
     if (current && run && !q->r) {
         size_t est = ag_piece_mem(T, q->p);
         if (ag_gcache_reserve(st, T, est)) {

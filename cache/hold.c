@@ -220,7 +220,7 @@ static void piece_failed(ag_stream *st, ag_tmpl *T, int rc)
  * be replayed from their first occurrence on). */
 static int built_elsewhere(const ag_tmpl *T)
 {
-    return !T->from_profile && ag_worker_on();
+    return !T->from_profile && !T->build_here && ag_worker_on();
 }
 
 /* Hands piece p of T to the worker, to be built from the held launches from held[first] on

@@ -82,6 +82,8 @@ typedef struct ag_tmpl {
     uint8_t has_ext;                 /* another template extends this one: wait before replay */
     uint8_t related;                 /* it extends another or another extends it: one piece */
     uint8_t from_profile;
+    uint8_t build_here;              /* built where it is held, not by the worker: the driver
+                                      * refused a copy node of the worker's (graph.c) */
     uint8_t planned;                 /* pieces planned from measured costs (else one piece) */
     uint8_t plan_queued;             /* the plan saw ben.queued so (GPU busy: one piece) */
     uint8_t tail;                    /* trailing read-backs (device-to-host copies) that go out

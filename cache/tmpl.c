@@ -258,7 +258,7 @@ static int trial_eager(const ag_tmpl *T)
 static int wants_snapshot(const ag_tmpl *T)
 {
     return ag_benefit_probing(&T->ben) && !T->pieces[0].exec && !T->pieces[0].pending &&
-           !T->from_profile && ag_worker_on();
+           !T->from_profile && !T->build_here && ag_worker_on();
 }
 
 static int want_held(const ag_tmpl *T)

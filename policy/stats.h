@@ -83,6 +83,8 @@
                                      "rests, or has no state")                                \
     X(WORKER_BUILDS, "worker.builds", "of graphs.built: built on the worker thread while "     \
                                       "their sequence ran eagerly")                            \
+    X(WORKER_COPY_REFUSED, "worker.copy_refused", "sequences built where held from then on: "  \
+                                                  "the driver refused the worker a copy node") \
     X(WORKER_DROPPED, "worker.dropped", "builds the worker threw away or never began: graphs " \
                                         "dropped meanwhile, stream retired, unload, exit")     \
     X(COPY_HELD, "copies.held", "of launches.held: async memsets and copies (not launches)")   \

@@ -14,8 +14,16 @@
  *          pinned memory, DtoH to pinned memory, sync
  *        copies htod pageable|pinned [iterations=40]
  *          HtoD copy from host memory, then the kernel and a read-back; a pageable source is
- *          overwritten right after the call (the driver read it during the call) */
+ *          overwritten right after the call (the driver read it during the call)
+ *        copies freed [iterations=40]
+ *          as MAGMA's batched solvers do: each iteration allocates its buffer, memsets it,
+ *          runs the kernel on it, reads it back and frees it after the sync. The fake's call
+ *          hook holds the first memset node that another thread (the library's worker) adds
+ *          until the iteration's free has returned: the driver then refuses the node (the
+ *          memory is gone), as the H200 refused F13's (MAGMA's memset, 2026-11-27) */
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 
@@ -171,6 +179,73 @@ static int htod(const char *mode, long iters)
     return 0;
 }
 
+/* The "freed" scenario's hook: the first cuGraphAddMemsetNode of a thread other than main's
+ * waits (at most 5 s) for the next free of main's to return. */
+static pthread_t g_main;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static long g_frees;
+static int g_held_once;
+
+static void freed_hook(const char *name)
+{
+    if (pthread_equal(pthread_self(), g_main) || strcmp(name, "cuGraphAddMemsetNode"))
+        return;
+    pthread_mutex_lock(&g_mu);
+    if (!g_held_once) {
+        g_held_once = 1;
+        long seen = g_frees;
+        double limit = hx_now() + 5.0;
+        while (g_frees == seen && hx_now() < limit) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 10 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&g_cv, &g_mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
+static int freed(long iters)
+{
+    CUfunction ACC = hx_kernel_acc("freed_acc");
+    CUstream s;
+    CK(cuStreamCreate(&s, 0));
+    hx_log *log = hx_log_new((uint32_t)(iters + 8));
+    void *p;
+    CK(cuMemAllocHost_v2(&p, 8));
+    uint64_t *host = p;
+    g_main = pthread_self();
+    fakecuda_set_call_hook(freed_hook);
+    for (long it = 0; it < iters; it++) {
+        CUdeviceptr d;
+        CK(cuMemAlloc_v2(&d, 8));
+        uint32_t v = (uint32_t)(it * 5 + 2);
+        CK(cuMemsetD32Async(d, v, 2, s));
+        hx_acc(ACC, s, log, (uint64_t *)(uintptr_t)d, 1, (uint32_t)it);
+        CK(cuMemcpyDtoHAsync_v2(host, d, 8, s));
+        CK(cuStreamSynchronize(s));
+        CK(cuMemFree_v2(d));
+        pthread_mutex_lock(&g_mu);
+        g_frees++;
+        pthread_cond_broadcast(&g_cv);
+        pthread_mutex_unlock(&g_mu);
+        uint64_t w = hx_mix(pattern(v, 4), 1, (uint32_t)it);
+        HX_ASSERT(*host == w, "freed, iteration %ld: read back %#llx, expected %#llx", it,
+                  (unsigned long long)*host, (unsigned long long)w);
+        hx_entry e = { 1, (uint32_t)it, w };
+        hx_log_expect(log, (uint32_t)it, &e, 1, "freed", it);
+    }
+    fakecuda_set_call_hook(NULL);
+    CK(cuStreamDestroy_v2(s));
+    hx_pass("copies freed");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "solver";
@@ -181,6 +256,8 @@ int main(int argc, char **argv)
                       argc > 4 && !strcmp(argv[4], "legacy"));
     if (!strcmp(what, "dtod"))
         return dtod(hx_arg(argc, argv, 2, 40));
+    if (!strcmp(what, "freed"))
+        return freed(hx_arg(argc, argv, 2, 40));
     if (!strcmp(what, "htod"))
         return htod(argc > 2 ? argv[2] : "pageable", hx_arg(argc, argv, 3, 40));
     hx_fail("unknown scenario %s", what);
