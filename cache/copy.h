@@ -75,12 +75,11 @@ CUresult ag_copy_issue(struct ag_stream *st, const struct ag_rec *r);
 const struct ag_layout *ag_copy_layout(const void *fn);
 /* Whether entry is a memset (else a copy). */
 int ag_copy_is_memset(int entry);
-/* Whether shape sh is a copy from device to host memory (a read-back). */
-struct ag_shape;
-int ag_copy_is_readback(const struct ag_shape *sh);
 /* The shape of op on a stream of context ctx, its destination and source of kinds dk, sk. */
 struct ag_shape;
 void ag_copy_shape(const ag_copy *op, CUcontext ctx, int dk, int sk, struct ag_shape *sh);
+/* Whether shape sh is a copy from device to host memory (a read-back). */
+int ag_copy_is_readback(const struct ag_shape *sh);
 /* Adds node n (a copy) to graph g after prev (may be NULL), with the values in blob. */
 CUresult ag_copy_add_node(CUgraph g, CUgraphNode prev, struct ag_node *n, const uint8_t *blob);
 /* Sets node n's values to blob in exec x (x non-NULL) or in the template graph (x NULL). */
