@@ -57,6 +57,23 @@ def torch_or_skip():
     return torch
 
 
+def transformers_or_skip(*names):
+    """PyTorch with a CUDA device and the named classes of transformers (nothing downloaded: the
+    hub is set offline first), or the skip exit. Returns (torch, class, ...)."""
+    import os
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    try:
+        import torch
+        import transformers
+        classes = [getattr(transformers, n) for n in names]
+    except (ImportError, AttributeError):
+        skip("PyTorch or transformers is not installed")
+    if not torch.cuda.is_available():
+        skip("no CUDA device")
+    return (torch, *classes)
+
+
 def cupy_or_skip():
     """CuPy with a CUDA device, or the skip exit."""
     try:

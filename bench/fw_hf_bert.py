@@ -11,7 +11,6 @@ graph of the same forward.
   python3 bench/fw_hf_bert.py                                            # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_hf_bert.py           # with libautograph
 """
-import os
 
 import fw_common as fw
 
@@ -22,15 +21,7 @@ def main():
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--layers", type=int, default=6)
     a = ap.parse_args()
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    try:
-        import torch
-        from transformers import BertConfig, BertModel
-    except ImportError:
-        fw.skip("PyTorch or transformers is not installed")
-    if not torch.cuda.is_available():
-        fw.skip("no CUDA device")
+    torch, BertConfig, BertModel = fw.transformers_or_skip("BertConfig", "BertModel")
 
     torch.manual_seed(1234)
     cfg = BertConfig(vocab_size=8192, hidden_size=384, num_hidden_layers=a.layers,

@@ -11,7 +11,6 @@ that of the generated ids. No graph mode.
   python3 bench/fw_hf_gpt2.py                                            # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_hf_gpt2.py           # with libautograph
 """
-import os
 
 import fw_common as fw
 
@@ -25,15 +24,7 @@ def main():
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--vocab", type=int, default=8192)
     a = ap.parse_args()
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    try:
-        import torch
-        from transformers import GPT2Config, GPT2LMHeadModel
-    except ImportError:
-        fw.skip("PyTorch or transformers is not installed")
-    if not torch.cuda.is_available():
-        fw.skip("no CUDA device")
+    torch, GPT2Config, GPT2LMHeadModel = fw.transformers_or_skip("GPT2Config", "GPT2LMHeadModel")
 
     torch.manual_seed(1234)
     eos = a.vocab - 1  # inside the vocabulary; min_new_tokens keeps it from ending a run early
