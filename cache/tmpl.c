@@ -44,9 +44,11 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
     ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
     T->npieces = 1;
     T->ends[0] = len;
-    for (uint32_t i = len; !ag_opt(AG_OPT_READBACK_NODES) && i > 1 && T->tail < UINT8_MAX &&
-                           ag_copy_is_readback(&T->nodes[i - 1].shape); i--)
-        T->tail++;
+    /* trailing read-backs go out after the last piece's graph (fill.h, ag_piece_gend) */
+    if (!ag_opt(AG_OPT_READBACK_NODES))
+        while (T->tail < len - 1 && T->tail < UINT8_MAX &&
+               ag_copy_is_readback(&T->nodes[len - 1 - T->tail].shape))
+            T->tail++;
     return T;
 fail:
     if (T && T->nodes)
