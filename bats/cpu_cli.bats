@@ -117,3 +117,14 @@ option_case() { # name valid garbage default
     assert_success
     assert_output --partial ", 3 repetitions"
 }
+
+@test "bench/ab.py: arg=FLAG passes one more argument to that variant only (a paired hand graph)" {
+    local app="$BATS_TEST_TMPDIR/app.sh"
+    # 4 us per iteration with --mode=graph, 8 without: the variant's ratio tells which it got
+    printf '#!/bin/sh\nt=8\n[ "$1" = --mode=graph ] && t=4\necho "time_us_per_iter: $t"\necho "checksum: 1"\necho "result: OK"\n' >"$app"
+    chmod +x "$app"
+    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 3 eager= hand=arg=--mode=graph -- "$app"
+    assert_success
+    assert_line --regexp '^eager +8\.00 '
+    assert_line --regexp '^hand +4\.00 .* 2\.000x \(2\.000-2\.000\)$'
+}

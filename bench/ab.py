@@ -7,11 +7,13 @@ rotates from one repetition to the next, so no variant always runs first or last
 ratios are bench/run.py's.
 
 A variant is NAME=ITEMS, ITEMS a comma-separated list of `preload` (LD_PRELOAD the library),
-`preload=PATH` (LD_PRELOAD that build of it: compare two builds) and ENV=VALUE settings; the
-first variant is the reference of the ratios.
+`preload=PATH` (LD_PRELOAD that build of it: compare two builds), `arg=FLAG` (one more argument
+for the app, such as `arg=--mode=graph`: the program's own graph, paired like the rest) and
+ENV=VALUE settings; the first variant is the reference of the ratios.
 
   bench/ab.py --reps 15 eager= ag=preload ag-disabled=preload,AUTOGRAPH_DISABLE=1 \\
       -- build/kernels/irregular --iters=5000 --warmup=50
+  bench/ab.py --reps 10 eager= ag=preload hand=arg=--mode=graph -- build/kernels/tiny --n=64
 
 The app must print `time_us_per_iter:` and `result: OK` (the sample apps do); checksums must
 agree across variants. --out FILE writes every sample as JSON.
@@ -29,9 +31,11 @@ from run import ROOT, cpu_set, paired_ratio, run  # noqa: E402
 
 def parse_variant(spec):
     name, _, items = spec.partition("=")
-    env, preload = {}, False
+    env, preload, args = {}, False, []
     for it in filter(None, items.split(",")):
-        if it == "preload":
+        if it.startswith("arg="):
+            args.append(it[4:])
+        elif it == "preload":
             preload = True
         elif it.startswith("preload="):
             preload = it.partition("=")[2]
@@ -40,7 +44,7 @@ def parse_variant(spec):
             env[k] = v
         else:
             sys.exit("ab.py: bad variant item %r in %r" % (it, spec))
-    return name, env, preload
+    return name, env, preload, args
 
 
 def main():
@@ -60,7 +64,7 @@ def main():
     a = ap.parse_args(sys.argv[1:cut])
     cmd = sys.argv[cut + 1:]
     V = [parse_variant(v) for v in a.variants]
-    times = {n: [] for n, _, _ in V}
+    times = {n: [] for n, _, _, _ in V}
     sums = {}
     cpus = cpu_set(a.cpus) if a.cpus else None
     start, longest, done = time.monotonic(), 0.0, 0
@@ -69,8 +73,8 @@ def main():
         if a.deadline and done >= 2 and t0 - start + longest > a.deadline:
             print("# deadline: %d of %d repetitions" % (done, a.reps), file=sys.stderr)
             break
-        for name, env, pre in V[rep % len(V):] + V[:rep % len(V)]:
-            t, ck, _ = run(cmd, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
+        for name, env, pre, args in V[rep % len(V):] + V[:rep % len(V)]:
+            t, ck, _ = run(cmd + args, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
             if t is None:
                 sys.exit("ab.py: %s: the app's graph mode is unsupported here" % name)
             times[name].append(t)
@@ -80,14 +84,14 @@ def main():
         longest = max(longest, time.monotonic() - t0)
         done += 1
         print("# repetition %d: %s" % (done, ", ".join(
-            "%s %.2f" % (n, times[n][-1]) for n, _, _ in V)), file=sys.stderr, flush=True)
+            "%s %.2f" % (n, times[n][-1]) for n, _, _, _ in V)), file=sys.stderr, flush=True)
     ref = V[0][0]
     print("# %s, %d repetitions%s" % (" ".join(cmd), done,
                                       ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
     print("%-16s %10s %10s %10s %12s  %s" % ("variant", "median_us", "min_us", "max_us",
                                              "ref/variant", "paired ref/variant, 95% CI"))
     rows = []
-    for name, _, _ in V:
+    for name, _, _, _ in V:
         t = times[name]
         geo, lo, hi = paired_ratio(times[ref], t)
         row = {"variant": name, "median_us": statistics.median(t), "min_us": min(t),

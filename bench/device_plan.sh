@@ -4,13 +4,18 @@
 # an older build to compare with in .old/libautograph.so (carry it too; without it the "old"
 # column is left out):
 #
-#   source .devdeps/env.sh; bash bench/device_plan.sh PART
+#   source .devdeps/env.sh; bash bench/device_plan.sh PART [PART...]
 #
 #   tests   build, every GPU test (bats/gpu_*.bats, in parallel), selftime of the first launches
 #   ab      paired A/B rows (bench/ab.py, 10 pairs, CPUs pinned): C1 C2 D1 D2 D3 S1 S2 G1 P4c
 #   fw      the framework rows F1-F5 and P6 (bench/run.py), and `autograph report` on the stats
 #           of a GPU run (pdl_decode, Hugging Face GPT-2)
 #   p       the P rows against the hand-written graphs (bench/run.py: P1 P2 P3 P4 P5 P8)
+#   goals   issues 20/21's sample-app rows, paired with the program's own graph where it has one
+#           (hand = arg=--mode=graph): C1 C2 G2 P1(64, 256) P3 S1 S2 D1 (and read-backs as
+#           nodes) P4c; about 7 minutes
+#   goalsfw the framework rows the same way, the library's stats kept (AUTOGRAPH_STATS) for
+#           `autograph report`: F7 F4 F1 F6 F14 F13 F2; about 8 minutes
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
@@ -20,7 +25,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-part=${1:?usage: device_plan.sh tests|ab|fw|p|multi|worker}
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw|multi|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -47,6 +52,17 @@ ab() {
     { echo "== $name $*"; tail -4 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
+# abv NAME VARIANTS CMD...: paired runs of the given variants (bench/ab.py's syntax, space
+# separated; the first is the reference), within ABT seconds.
+abv() {
+    local name=$1 vars=$2
+    shift 2
+    # shellcheck disable=SC2086 # the variants are words
+    timeout "${ABT:-120}" python3 bench/ab.py --reps "${R}" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 \
+        --out "$logs/ab_$name.json" $vars -- "$@" >"$logs/ab_$name.txt" 2>&1
+    { echo "== $name $* (at ${SECONDS}s)"; grep -A9 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
+}
+
 # abw NAME CMD...: as ab, with this build's worker off as a further variant.
 abw() {
     local name=$1
@@ -56,7 +72,38 @@ abw() {
     { echo "== $name $*"; tail -5 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
+for part in "$@"; do
 case $part in
+goals)
+    H="eager= new=preload hand=arg=--mode=graph"
+    R=20 ABT=40 abv C1 "eager= new=preload" $K/first_launch
+    R=20 ABT=40 abv C2 "eager= new=preload" $K/pipeline50
+    R=20 ABT=40 abv G2 "$H" $K/cublas_once
+    ABT=40 abv P1_64 "$H" $K/tiny --n=64 --iters=1000 --warmup=50
+    ABT=40 abv P1_256 "$H" $K/tiny --n=256 --iters=1000 --warmup=50
+    ABT=40 abv P3 "$H" $K/tiny --n=64 --sync-every=100 --iters=2000 --warmup=200
+    ABT=40 abv S1 "$H" $K/solver --pinned=0 --iters=3000 --warmup=10
+    ABT=40 abv S2 "$H" $K/solver --pinned=1 --iters=3000 --warmup=10
+    ABT=50 abv D1 "$H nodes=preload,AUTOGRAPH_READBACK_NODES=1" $K/pdl_decode --iters=100
+    ABT=40 abv P4c "eager= new=preload" $K/irregular --iters=1000 --warmup=50
+    ;;
+goalsfw)
+    H="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json hand=arg=--mode=graph"
+    fw() { local n=$1 v=$2; shift 2; ABT=${T:-60} R=10 abv "$n" "$(printf "$v" "$n")" python3 "$@"; }
+    T=75 fw F7 "$H" bench/fw_cnn.py --iters=60 --warmup=20
+    T=75 fw F4 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json" bench/fw_hf_gpt2.py --iters=20 --warmup=3
+    T=60 fw F1 "$H" bench/fw_torch_transformer.py --iters=250 --warmup=50
+    T=90 fw F6 "$H" bench/fw_torch_compile.py --iters=60 --warmup=20
+    T=60 fw F14 "$H off=preload,AUTOGRAPH_DISABLE=1" bench/fw_hf_bert.py --iters=200 --warmup=20
+    T=50 fw F13 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json" bench/fw_torch_solve.py --iters=250 --warmup=30
+    T=50 fw F2 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json" bench/fw_torch_train.py --iters=250 --warmup=50
+    for f in "$logs"/stats_F*.json; do
+        [ -e "$f" ] || continue
+        n=${f##*/stats_}; n=${n%%.*}
+        [ -e "$logs/report_$n.txt" ] || build/autograph report "$logs"/stats_"$n".*.json >"$logs/report_$n.txt" 2>&1
+        { echo "== report $n"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"
+    done
+    ;;
 worker)
     abw C1 $K/first_launch
     abw C2 $K/pipeline50
@@ -129,6 +176,7 @@ multi)
     exit 2
     ;;
 esac
+done
 
 tar czf "$top/logs.tgz" -C "$top" logs && rm -rf "$logs"
 cat "$top/summary.txt"
