@@ -70,7 +70,7 @@ def main():
     start, longest, done = time.monotonic(), 0.0, 0
     for rep in range(a.reps):
         t0 = time.monotonic()
-        if a.deadline and done >= 2 and t0 - start + longest > a.deadline:
+        if a.deadline and done >= 1 and t0 - start + longest > a.deadline:
             print("# deadline: %d of %d repetitions" % (done, a.reps), file=sys.stderr)
             break
         for name, env, pre, args in V[rep % len(V):] + V[:rep % len(V)]:

@@ -14,8 +14,10 @@
 #   goals   issues 20/21's sample-app rows, paired with the program's own graph where it has one
 #           (hand = arg=--mode=graph): C1 C2 G2 P1(64, 256) P3 S1 S2 D1 (and read-backs as
 #           nodes) P4c; about 7 minutes
-#   goalsfw the framework rows the same way, the library's stats kept (AUTOGRAPH_STATS) for
-#           `autograph report`: F7 F4 F1 F6 F14 F13 F2; about 8 minutes
+#   goalsfw1, goalsfw2
+#           the framework rows the same way, the library's stats kept (AUTOGRAPH_STATS) for
+#           `autograph report`: F7 F4 F1, then F6 F14 F13 F2; about 8 and 9 minutes (one call
+#           each)
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
@@ -25,7 +27,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw|multi|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|multi|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -87,21 +89,29 @@ goals)
     ABT=50 abv D1 "$H nodes=preload,AUTOGRAPH_READBACK_NODES=1" $K/pdl_decode --iters=100
     ABT=40 abv P4c "eager= new=preload" $K/irregular --iters=1000 --warmup=50
     ;;
-goalsfw)
+goalsfw1 | goalsfw2)
+    # one repetition (every variant once) of a Python row takes 30-60 s (imports, model,
+    # warm-up): the limits below hold 3-4 of each (measured 2026-11-27, tenth session)
     H="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json hand=arg=--mode=graph"
+    N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
     fw() { local n=$1 v=$2; shift 2; ABT=${T:-60} R=10 abv "$n" "$(printf "$v" "$n")" python3 "$@"; }
-    T=75 fw F7 "$H" bench/fw_cnn.py --iters=60 --warmup=20
-    T=75 fw F4 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json" bench/fw_hf_gpt2.py --iters=20 --warmup=3
-    T=60 fw F1 "$H" bench/fw_torch_transformer.py --iters=250 --warmup=50
-    T=90 fw F6 "$H" bench/fw_torch_compile.py --iters=60 --warmup=20
-    T=60 fw F14 "$H off=preload,AUTOGRAPH_DISABLE=1" bench/fw_hf_bert.py --iters=200 --warmup=20
-    T=50 fw F13 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json" bench/fw_torch_solve.py --iters=250 --warmup=30
-    T=50 fw F2 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json" bench/fw_torch_train.py --iters=250 --warmup=50
-    for f in "$logs"/stats_F*.json; do
-        [ -e "$f" ] || continue
-        n=${f##*/stats_}; n=${n%%.*}
-        [ -e "$logs/report_$n.txt" ] || build/autograph report "$logs"/stats_"$n".*.json >"$logs/report_$n.txt" 2>&1
-        { echo "== report $n"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"
+    if [ "$part" = goalsfw1 ]; then
+        rows="F7 F4 F1"
+        T=180 fw F7 "$H" bench/fw_cnn.py --iters=60 --warmup=20
+        T=175 fw F4 "$N" bench/fw_hf_gpt2.py --iters=20 --warmup=3
+        T=110 fw F1 "$H" bench/fw_torch_transformer.py --iters=250 --warmup=50
+    else
+        rows="F6 F14 F13 F2"
+        T=175 fw F6 "$H" bench/fw_torch_compile.py --iters=60 --warmup=20
+        T=150 fw F14 "$H off=preload,AUTOGRAPH_DISABLE=1" bench/fw_hf_bert.py --iters=200 --warmup=20
+        T=90 fw F13 "$N" bench/fw_torch_solve.py --iters=250 --warmup=30
+        T=110 fw F2 "$N" bench/fw_torch_train.py --iters=250 --warmup=50
+    fi
+    for n in $rows; do
+        set -- "$logs"/stats_"$n".*.json
+        [ -e "$1" ] || continue
+        build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
+        { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"
     done
     ;;
 worker)
