@@ -409,3 +409,33 @@ EOF
     assert_failure
     assert_output --partial "more than 3% below its baseline"
 }
+
+@test "a stream's first learning launch costs engine_ns.first_learning_launch instead of launch_learning; absent, nothing more" {
+    trace long
+    # long: one stream, learning from its first launch; tables with the key at 1 ms and without it
+    python3 - "$COSTS" "$T/first.json" "$T/none.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["engine_ns"]["first_learning_launch"]["ns"] > d["engine_ns"]["launch_learning"]["ns"]
+d["engine_ns"]["first_learning_launch"] = 1000000
+json.dump(d, open(sys.argv[2], "w"))
+del d["engine_ns"]["first_learning_launch"]
+json.dump(d, open(sys.argv[3], "w"))
+EOF2
+    for t in first none; do
+        run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --json "$T/$t.out.json" "$T/long.agt"
+        assert_success
+    done
+    simulate_json "$T/default.out.json" "$T/long.agt"
+    python3 - "$T/first.out.json" "$T/none.out.json" "$T/default.out.json" "$COSTS" <<'EOF2'
+import json, sys
+f, n, d = (json.load(open(p))["traces"][0] for p in sys.argv[1:4])
+e = json.load(open(sys.argv[4]))["engine_ns"]
+learn, first = e["launch_learning"]["ns"] / 1e3, e["first_learning_launch"]["ns"] / 1e3
+ef, en, ed = (t["autograph"]["host_us_by"]["engine"] for t in (f, n, d))
+assert f["eager"] == n["eager"] == d["eager"], "the eager run changed"
+# one stream: one first learning launch, at 1 ms, at the table's value, or at launch_learning
+assert abs((ef - en) - (1000 - learn)) < 0.01, (ef - en, learn)
+assert abs((ed - en) - (first - learn)) < 0.01, (ed - en, first, learn)
+EOF2
+}

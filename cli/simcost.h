@@ -41,7 +41,10 @@
  * go into the tables). */
 #define SIM_ENGINE_COSTS_OPT(X)                                                                \
     X(first_launch_func) /* the first launch of each further kernel function: its whole own \
-                          * time, instead of its kind's constant */
+                          * time, instead of its kind's constant */ \
+    X(first_learning_launch) /* a stream's first learning launch (its state made and prepared, \
+                              * the function's layout first asked): its whole own time, cold, \
+                              * instead of launch_learning */
 
 typedef struct sim_costs {
 #define SIM_COST_FIELD(k) double k;

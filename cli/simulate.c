@@ -151,7 +151,8 @@ static void clock_calibrate(void)
 }
 
 typedef struct eng_mark {
-    uint64_t held, rested, opaque, captured, replays, replayed, passed, nodes, cpu, drv, ndrv;
+    uint64_t held, rested, opaque, captured, replays, replayed, passed, states, nodes, cpu, drv,
+        ndrv;
 } eng_mark;
 
 /* The cold first launches (engine_ns.first_launch, first_launch_func): has the engine seen a
@@ -210,6 +211,7 @@ static void eng_begin(eng_mark *m)
     m->replays = cnt(AG_ST_GRAPH_LAUNCHES);
     m->replayed = cnt(AG_ST_REPLAYED);
     m->passed = cnt(AG_ST_ORDER_PASSED);
+    m->states = cnt(AG_ST_STREAMS);
     m->nodes = sim_gpu.nodes_built;
     if (g.measure) {
         m->drv = sim_drv_real_ns;
@@ -250,6 +252,9 @@ static void eng_end(const eng_mark *m, int launch, int cold, uint64_t base, run_
              : k == 0 ? c->engine.launch_rested
              : k == 3 ? c->engine.launch_other
                       : c->engine.launch_learning;
+        if (k == 1 && c->engine.first_learning_launch > 0 && cnt(AG_ST_STREAMS) > m->states) {
+            ns = c->engine.first_learning_launch; /* the stream's state was made: cold */
+        }
         if (cold)
             ns = 0; /* its whole own time was charged before it (cold_launch) */
     }
