@@ -90,8 +90,9 @@ goals)
     ABT=40 abv P4c "eager= new=preload" $K/irregular --iters=1000 --warmup=50
     ;;
 goalsfw1 | goalsfw2)
-    # one repetition (every variant once) of a Python row takes 30-60 s (imports, model,
-    # warm-up): the limits below hold 3-4 of each (measured 2026-11-27, tenth session)
+    # a repetition (every variant once) of a Python row takes 10-20 s, but a fresh machine's
+    # first one over a minute (imports from a cold page cache: run 2 of the tenth session cut
+    # four rows after one repetition); the limits below hold about 10 once warm
     H="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json hand=arg=--mode=graph"
     N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
     fw() { local n=$1 v=$2; shift 2; ABT=${T:-60} R=10 abv "$n" "$(printf "$v" "$n")" python3 "$@"; }
