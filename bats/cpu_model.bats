@@ -439,3 +439,20 @@ assert abs((ef - en) - (1000 - learn)) < 0.01, (ef - en, learn)
 assert abs((ed - en) - (first - learn)) < 0.01, (ed - en, first, learn)
 EOF2
 }
+
+@test "the stats' estimated saving is at most the launches a replay stands in for: F4's trial intervals spanning generate calls claim no more" {
+    # F4 (Hugging Face decode): a 10-launch sequence starting each token had eager intervals
+    # across generate calls, and the report claimed 37 s saved in a 2.4 s run
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --json "$T/f4.json" --stats "$T/f4stats.json" \
+        "$ROOT/bench/traces/F4_hf_gpt2.agt.gz"
+    assert_success
+    python3 - "$T/f4.json" "$T/f4stats.json" <<'EOF2'
+import json, sys
+t = json.load(open(sys.argv[1]))["traces"][0]
+s = json.load(open(sys.argv[2]))
+saved = s["estimated_saved_us"]
+# the eager run's whole time bounds any saving; each sequence's within the total
+assert 0 < saved < t["eager"]["time_us"], (saved, t["eager"]["time_us"])
+assert all(q["estimated_saved_us"] <= saved + 0.1 for q in s["top_sequences"]), s["top_sequences"]
+EOF2
+}
