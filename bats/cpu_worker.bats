@@ -107,8 +107,9 @@ pieces_logged() {
     # eagerly; built after the probe instead, the trial's first occurrences went out eagerly
     # while the worker built. Whether the graph is ready when the trial begins depends on how
     # soon the worker runs (on a loaded host, not always: so it is not asserted); that the
-    # first graph is built from the probe's occurrence does not.
-    pieces_logged 200 30
+    # first graph is built from the probe's occurrence does not. 300 iterations: beside another
+    # test suite on two cores, 30 (0.24 s) ended before the worker had built anything.
+    pieces_logged 200 300
     assert_output --partial "held and issued eagerly while the worker builds its graph (in its probe"
     local first
     first="$(grep -m1 "graph built for sequence" <<<"$output" || true)"
