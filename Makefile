@@ -20,7 +20,7 @@ LIB_OBJS    := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB         := $(BUILD)/libautograph.so
 CLI         := $(BUILD)/autograph
 
-.PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench install clean check-hooks check-layers \
+.PHONY: deps all lib cli apps test test-unit test-cpu test-gpu bench bench-hotpath install clean check-hooks check-layers \
         check-sanitizers fuzz demo selftime test-debug cross-aarch64
 all: lib cli apps
 

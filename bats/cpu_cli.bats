@@ -128,3 +128,31 @@ option_case() { # name valid garbage default
     assert_line --regexp '^eager +8\.00 '
     assert_line --regexp '^hand +4\.00 .* 2\.000x \(2\.000-2\.000\)$'
 }
+
+@test "bench/hotpath.py takes off the driver's cost only where the library called it" {
+    # callgrind_annotate --tree=caller --inclusive=yes: callers ('<') before each function ('*');
+    # the fake driver's functions are known by object or by file (listed twice, callers under one)
+    python3 - "$BATS_TEST_DIRNAME/../bench" <<'EOF2'
+import sys
+sys.path.insert(0, sys.argv[1])
+from hotpath import driver_cost
+text = """
+2,489,312 (73.22%)  < cache/issue.c:ag_launch_call (1,600x) [/x/build/libautograph.so]
+2,489,312 (73.22%)  *  /x/tests/fakecuda/fc_stream.c:cuLaunchKernel
+
+2,489,312 (73.22%)  *  tests/fakecuda/fc_stream.c:cuLaunchKernel [/x/build/fakecuda/libcuda.so.1]
+
+2,391,712 (70.35%)  < tests/fakecuda/fc_stream.c:cuLaunchKernel (1,600x) [/x/build/fakecuda/libcuda.so.1]
+2,391,712 (70.35%)  *  tests/fakecuda/fc_stream.c:launch [/x/build/fakecuda/libcuda.so.1]
+
+    1,000 ( 0.03%)  < cache/params.c:slow_get (5x) [/x/build/libautograph.so]
+      130 ( 0.00%)  < tests/fakecuda/fc_stream.c:cuStreamGetCtx (1x) [/x/build/fakecuda/libcuda.so.1]
+    1,130 ( 0.03%)  *  tests/fakecuda/fakecuda.c:cuFuncGetParamInfo [/x/build/fakecuda/libcuda.so.1]
+
+      500 ( 0.01%)  < cache/launch.c:launch_learning (5x) [/x/build/libautograph.so]
+      500 ( 0.01%)  *  ./malloc/./malloc/malloc.c:malloc [/usr/lib/x86_64-linux-gnu/libc.so.6]
+"""
+got = driver_cost(text)
+assert got == 2489312 + 1000, got
+EOF2
+}
