@@ -95,6 +95,10 @@ random_seeds() {
     random_seeds AUTOGRAPH_COPY_NODES=all AUTOGRAPH_PIECE=2
 }
 
+@test "random: READBACK_NODES=1 (trailing read-backs as memcpy nodes, not after the graph)" {
+    random_seeds AUTOGRAPH_READBACK_NODES=1 AUTOGRAPH_COPY_NODES=all
+}
+
 @test "random: measured benefit and the default hold time" {
     local s
     for s in $SEEDS; do
