@@ -202,15 +202,18 @@ setup() { harness_setup; }
 @test "a copy node the driver refuses the worker (its memory freed meanwhile) is built where held" {
     # MAGMA's pattern: allocate, memset, kernel, read back, sync, free, every iteration; the
     # fake's hook makes the worker add its memset node after the free, which the driver refuses.
-    # How many iterations go out eagerly while the worker tries depends on the machine's load
-    # (79 of 100 replayed beside another test suite, 93 alone): 400 iterations, and every
-    # launch learned, issued while the worker built, or replayed -- never turned off
-    ag env AUTOGRAPH_WORKER=1 "$H/copies" freed 400
+    # How many iterations go out eagerly while the worker tries depends on when it runs (79 of
+    # 100 replayed beside another test suite, 93 alone, 71 of 400 under heavier load):
+    # HX_SETTLE=1 goes on until as many iterations ran from graphs as not. Every launch is
+    # learned, issued while the worker built, or replayed -- never turned off
+    ag env AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$H/copies" freed 100
     assert_success
     assert_output --partial "PASS copies freed"
     assert_equal "$(stat worker.copy_refused)" 1
     assert_equal "$(stat failures.build)" 0
-    [ "$(stat graphs.replays)" -ge 200 ] || fail "too few replays: $(stat graphs.replays)"
-    assert_equal $(( $(stat fate.replayed) + $(stat fate.eager_learning) + $(stat fate.building) )) 400
+    local n r
+    n=$(stat launches.cuLaunchKernel) r=$(stat fate.replayed)
+    [ "$r" -ge 50 ] && [ $((2 * r)) -ge "$n" ] || fail "too few replays: $r of $n"
+    assert_equal $(( r + $(stat fate.eager_learning) + $(stat fate.building) )) "$n"
     no_failures
 }

@@ -215,13 +215,14 @@ static int freed(long iters)
     CUfunction ACC = hx_kernel_acc("freed_acc");
     CUstream s;
     CK(cuStreamCreate(&s, 0));
-    hx_log *log = hx_log_new((uint32_t)(iters + 8));
+    hx_settle settle;
+    hx_log *log = hx_log_new((uint32_t)(hx_settle_init(&settle, iters) + 8));
     void *p;
     CK(cuMemAllocHost_v2(&p, 8));
     uint64_t *host = p;
     g_main = pthread_self();
     fakecuda_set_call_hook(freed_hook);
-    for (long it = 0; it < iters; it++) {
+    for (long it = 0; hx_settle_more(&settle, it, iters); it++) {
         CUdeviceptr d;
         CK(cuMemAlloc_v2(&d, 8));
         uint32_t v = (uint32_t)(it * 5 + 2);
@@ -229,6 +230,7 @@ static int freed(long iters)
         hx_acc(ACC, s, log, (uint64_t *)(uintptr_t)d, 1, (uint32_t)it);
         CK(cuMemcpyDtoHAsync_v2(host, d, 8, s));
         CK(cuStreamSynchronize(s));
+        hx_settle_done(&settle, 1);
         CK(cuMemFree_v2(d));
         pthread_mutex_lock(&g_mu);
         g_frees++;
