@@ -18,6 +18,9 @@
 #           the framework rows the same way, the library's stats kept (AUTOGRAPH_STATS) for
 #           `autograph report`: F7 F4 F1, then F6 F14 F13 F2; about 8 and 9 minutes (one call
 #           each)
+#   old     a row against older builds (scripts/old-builds.sh puts them in .old/; carry .old):
+#           OLDCMD="the command" [OLDT=seconds, default 500] -- eager, this build and every
+#           .old/*.so, paired (the tenth session's G2 run 4 was this, by hand)
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
@@ -27,7 +30,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|multi|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|old|multi|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -62,7 +65,7 @@ abv() {
     # shellcheck disable=SC2086 # the variants are words
     timeout "${ABT:-120}" python3 bench/ab.py --reps "${R}" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 \
         --out "$logs/ab_$name.json" $vars -- "$@" >"$logs/ab_$name.txt" 2>&1
-    { echo "== $name $* (at ${SECONDS}s)"; grep -A9 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
+    { echo "== $name $* (at ${SECONDS}s)"; grep -A15 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
 # abw NAME CMD...: as ab, with this build's worker off as a further variant.
@@ -88,6 +91,15 @@ goals)
     ABT=40 abv S2 "$H" $K/solver --pinned=1 --iters=3000 --warmup=10
     ABT=50 abv D1 "$H nodes=preload,AUTOGRAPH_READBACK_NODES=1" $K/pdl_decode --iters=100
     ABT=40 abv P4c "eager= new=preload" $K/irregular --iters=1000 --warmup=50
+    ;;
+old)
+    [ -n "${OLDCMD:-}" ] || { echo "device_plan.sh old: set OLDCMD" >&2; exit 2; }
+    V="eager= new=preload"
+    for f in .old/*.so; do
+        [ -e "$f" ] && V="$V $(basename "$f" .so)=preload=$f"
+    done
+    # shellcheck disable=SC2086 # OLDCMD is a command line
+    R=${REPS:-30} ABT=${OLDT:-500} abv old "$V" $OLDCMD
     ;;
 goalsfw1 | goalsfw2)
     # a repetition (every variant once) of a Python row takes 10-20 s, but a fresh machine's
