@@ -156,3 +156,31 @@ got = driver_cost(text)
 assert got == 2489312 + 1000, got
 EOF2
 }
+
+@test "bench/frameworks.py: the ceiling and the share of its saving (doctests), and --goal on a paired row" {
+    run python3 -m doctest "$BATS_TEST_DIRNAME/../bench/frameworks.py"
+    assert_success
+    printf '{"rows": [{"variant": "eager", "median_us": 1200.0}, {"variant": "new", "median_us": 1020.0}]}' \
+        >"$BATS_TEST_TMPDIR/ab.json"
+    # 1200 us eager, 75 launches at 2.85 - 0.1 us: 206.25 us of launches, ceiling 1.2075x,
+    # allowed saving 206.25 us; 180 taken: 0.87
+    run python3 "$BATS_TEST_DIRNAME/../bench/frameworks.py" --goal "$BATS_TEST_TMPDIR/ab.json" 75
+    assert_success
+    assert_output --partial "ceiling 1.208x; share of the saving it allows: 0.87 (goal 0.9)"
+    # the same launches per iteration from two processes' stats: 10 iterations each, 750 and
+    # 650 kernel launches (through two entry points in the first)
+    python3 - "$BATS_TEST_TMPDIR" <<'EOF2'
+import json, sys
+d = sys.argv[1]
+ab = json.load(open(d + "/ab.json"))
+ab["cmd"] = ["python3", "x.py", "--iters=8", "--warmup=2"]
+json.dump(ab, open(d + "/ab.json", "w"))
+json.dump({"counters": {"launches.cuLaunchKernel": 700, "launches.cuLaunchKernelEx": 50,
+                        "launches.eager": 999}}, open(d + "/s1.json", "w"))
+json.dump({"counters": {"launches.cuLaunchKernel": 650}}, open(d + "/s2.json", "w"))
+EOF2
+    run python3 "$BATS_TEST_DIRNAME/../bench/frameworks.py" --goal "$BATS_TEST_TMPDIR/ab.json" \
+        "$BATS_TEST_TMPDIR/s1.json" "$BATS_TEST_TMPDIR/s2.json"
+    assert_success
+    assert_output --partial "70.0 launches per iteration"
+}

@@ -124,7 +124,8 @@ goalsfw1 | goalsfw2)
         set -- "$logs"/stats_"$n".*.json
         [ -e "$1" ] || continue
         build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
-        { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"
+        { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"
+          python3 bench/frameworks.py --goal "$logs/ab_$n.json" "$@"; } >>"$top/summary.txt" 2>&1
     done
     ;;
 worker)

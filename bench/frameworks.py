@@ -7,10 +7,13 @@ is the best speed-up an interposer can give a loop (issue 12), to print beside e
 
   bench/frameworks.py                       # list the rows this machine would run
   bench/frameworks.py --ceiling 46 760      # the ceiling of 46 launches in 760 us/iteration
+  bench/frameworks.py --goal ab_F7.json 281 # a paired row against its ceiling (issues 20, 21)
+  bench/frameworks.py --goal ab_F7.json stats_F7.*.json   # ...launches per iteration from stats
   python3 -m doctest bench/frameworks.py   # check ceiling()
 """
 import argparse
 import importlib.util
+import json
 import os
 import sys
 
@@ -93,12 +96,62 @@ def ceiling(launches_per_iter, iter_us, eager_launch_us=2.85, held_launch_us=0.1
     return float("inf") if f >= 1 else 1.0 / (1.0 - f)
 
 
+def saving_share(eager_us, ours_us, ceil):
+    """The share of the saving the ceiling allows that was taken: (eager - ours) / (eager -
+    eager / ceiling); issues 20 and 21 ask >= 0.9. Above 1 when ours beats the ceiling (the
+    launches cost more than the ceiling's constants, or eager's samples were slow).
+
+    >>> round(saving_share(1200, 1020, 1.2), 2)
+    0.9
+    """
+    allowed = eager_us - eager_us / ceil
+    return (eager_us - ours_us) / allowed if allowed > 0 else float("nan")
+
+
+def launches_per_iter(cmd, stats_files):
+    """Kernel launches per iteration from the library's stats files (AUTOGRAPH_STATS, one per
+    process) of runs of `cmd` (its --iters and --warmup): every launch of the process over its
+    iterations, so a little more than the loop's own (the model's set-up launches too)."""
+    n = 0
+    for p in stats_files:
+        with open(p) as f:
+            c = json.load(f)["counters"]
+        n += sum(v for k, v in c.items() if k.startswith("launches.cuLaunch"))
+    it = sum(int(a.split("=", 1)[1]) for a in cmd if a.startswith(("--iters=", "--warmup=")))
+    return n / len(stats_files) / it if stats_files and it else 0.0
+
+
+def goal(ab_json, launches, eager_launch_us, held_launch_us):
+    """The ceiling goal of a paired bench/ab.py row (its JSON): medians of `eager` and `new`.
+    `launches`: per iteration, or the row's stats files (launches_per_iter)."""
+    with open(ab_json) as f:
+        d = json.load(f)
+    rows = {r["variant"]: r for r in d["rows"]}
+    try:
+        launches_per_iter_ = float(launches[0])
+    except ValueError:
+        launches_per_iter_ = launches_per_iter(d["cmd"], launches)
+    e, o = rows["eager"]["median_us"], rows["new"]["median_us"]
+    c = ceiling(launches_per_iter_, e, eager_launch_us, held_launch_us)
+    print("eager %.1f us, ours %.1f us (medians); %.1f launches per iteration: ceiling %.3fx; "
+          "share of the saving it allows: %.2f (goal 0.9)" % (e, o, launches_per_iter_, c,
+                                                              saving_share(e, o, c)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ceiling", nargs=2, type=float, metavar=("LAUNCHES", "ITER_US"))
+    ap.add_argument("--goal", nargs="+", metavar="AB_JSON LAUNCHES|STATS...",
+                    help="a paired row's medians (bench/ab.py --out) against its ceiling, with its "
+                         "launches per iteration or its stats files")
     ap.add_argument("--eager-launch-us", type=float, default=2.85)
     ap.add_argument("--held-launch-us", type=float, default=0.1)
     a = ap.parse_args()
+    if a.goal:
+        if len(a.goal) < 2:
+            ap.error("--goal AB_JSON LAUNCHES|STATS...")
+        goal(a.goal[0], a.goal[1:], a.eager_launch_us, a.held_launch_us)
+        return 0
     if a.ceiling:
         print("ceiling: %.3fx" % ceiling(a.ceiling[0], a.ceiling[1], a.eager_launch_us, a.held_launch_us))
         return 0
