@@ -252,9 +252,8 @@ static void eng_end(const eng_mark *m, int launch, int cold, uint64_t base, run_
              : k == 0 ? c->engine.launch_rested
              : k == 3 ? c->engine.launch_other
                       : c->engine.launch_learning;
-        if (k == 1 && c->engine.first_learning_launch > 0 && cnt(AG_ST_STREAMS) > m->states) {
+        if (k == 1 && c->engine.first_learning_launch > 0 && cnt(AG_ST_STREAMS) > m->states)
             ns = c->engine.first_learning_launch; /* the stream's state was made: cold */
-        }
         if (cold)
             ns = 0; /* its whole own time was charged before it (cold_launch) */
     }

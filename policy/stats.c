@@ -130,15 +130,6 @@ static int seq_status(const ag_seq_report *s)
                                       : AG_SEQ_TRIAL;
 }
 
-static uint64_t seq_saved_ns(const ag_seq_report *s)
-{
-    if (s->saved_ns)
-        return s->saved_ns;
-    if (s->med_graph_ns && s->med_eager_ns > s->med_graph_ns)
-        return (s->med_eager_ns - s->med_graph_ns) * s->replays;
-    return 0;
-}
-
 /* The most frequent reasons process-wide, from the counters (the per-sequence counts only
  * cover the sequences reported), largest first. */
 typedef struct {
@@ -288,7 +279,7 @@ int ag_stats_write_json(const char *pattern, const ag_seq_report *top, int ntop,
                    "\"gpu_graph_ns\": %llu, \"gpu_eager_ns\": %llu, \"estimated_saved_us\": %.1f}",
                 (unsigned long long)s->host_graph_ns, (unsigned long long)s->host_eager_ns,
                 (unsigned long long)s->gpu_graph_ns, (unsigned long long)s->gpu_eager_ns,
-                seq_saved_ns(s) / 1e3);
+                s->saved_ns / 1e3);
     }
     fprintf(f, "%s],\n  \"not_graphed\": [", ntop ? "\n  " : "");
     reason r[MAX_REASONS];

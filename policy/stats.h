@@ -236,8 +236,7 @@ typedef struct ag_seq_report {
     uint64_t why[AG_WHY_COUNT];   /* reason counts (enum ag_why) */
     uint64_t host_graph_ns, host_eager_ns; /* host time to issue one occurrence (0: unknown) */
     uint64_t gpu_graph_ns, gpu_eager_ns;   /* GPU time of one occurrence (0: unknown) */
-    uint64_t saved_ns;            /* estimated time saved (cache/report.c, tmpl_saved_ns); 0:
-                                   * (med_eager - med_graph) * replays */
+    uint64_t saved_ns;            /* estimated time saved (cache/report.c, tmpl_saved_ns) */
 } ag_seq_report;
 
 /* Prints the report on stderr (or AUTOGRAPH_LOG_FILE) and, when AUTOGRAPH_STATS is a .json
