@@ -48,15 +48,6 @@ OLD=()
 make -j16 all progs harness >"$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
 make selftime >>"$logs/build.log" 2>&1
 
-# ab NAME CMD...: eager vs this build (vs the old one), paired; the last lines go to the summary.
-ab() {
-    local name=$1
-    shift
-    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 --out "$logs/ab_$name.json" \
-        eager= new=preload "${OLD[@]}" -- "$@" >"$logs/ab_$name.txt" 2>&1
-    { echo "== $name $*"; tail -4 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
-}
-
 # abv NAME VARIANTS CMD...: paired runs of the given variants (bench/ab.py's syntax, space
 # separated; the first is the reference), within ABT seconds.
 abv() {
@@ -68,14 +59,9 @@ abv() {
     { echo "== $name $* (at ${SECONDS}s)"; grep -A15 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
-# abw NAME CMD...: as ab, with this build's worker off as a further variant.
-abw() {
-    local name=$1
-    shift
-    timeout "${ABT:-120}" python3 bench/ab.py --reps "$R" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 --out "$logs/ab_$name.json" \
-        eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 "${OLD[@]}" -- "$@" >"$logs/ab_$name.txt" 2>&1
-    { echo "== $name $*"; tail -5 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
-}
+# ab NAME CMD...: eager vs this build (vs the old one); abw: with this build's worker off too.
+ab() { local name=$1; shift; abv "$name" "eager= new=preload ${OLD[*]}" "$@"; }
+abw() { local name=$1; shift; abv "$name" "eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 ${OLD[*]}" "$@"; }
 
 for part in "$@"; do
 case $part in
