@@ -121,9 +121,13 @@ PY
 }
 
 @test "fates: eager by policy (a short region: its sequence could not pay back a trial)" {
-    # (cpu_harness_policy.bats "a short region": the sequence stays eager, untried)
+    # (cpu_harness_policy.bats "a short region": the sequence stays eager, untried, and the
+    # stream, running nothing else, rests through the wait)
     agf AUTOGRAPH_BENEFIT=measure "$H/queue" hostbound 30
-    fates --dominant eager_policy --none replayed,"$HELD_EAGER"
+    fates --dominant rested_backoff --at-least eager_policy=1 --none replayed,"$HELD_EAGER"
+    # with segments that never repeat between its occurrences, no rest: eager by policy
+    agf AUTOGRAPH_BENEFIT=measure "$H/queue" diverge 60
+    fates --at-least eager_policy=8 --none rested_backoff,"$HELD_EAGER"
 }
 
 @test "fates: launches while the application captures" {

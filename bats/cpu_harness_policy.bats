@@ -66,6 +66,10 @@ measured() {
     assert_equal "$(stat policy.gpu_bound)" 0
     assert_equal "$(stat policy.graph_wins)" 0
     assert_equal "$(stat policy.eager_wins)" 0
+    # nothing else runs there: the stream rests through the payback wait (made at the 3rd
+    # occurrence, resting from the 4th: 26 occurrences of 2 launches)
+    assert_equal "$(stat learning.rests)" 1
+    assert_equal "$(stat fate.rested_backoff)" 52
 }
 
 @test "policy: a host-bound stream (a sync every iteration) is tried as graphs" {

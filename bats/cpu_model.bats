@@ -456,3 +456,19 @@ assert 0 < saved < t["eager"]["time_us"], (saved, t["eager"]["time_us"])
 assert all(q["estimated_saved_us"] <= saved + 0.1 for q in s["top_sequences"]), s["top_sequences"]
 EOF2
 }
+
+@test "a stream rests while its only sequence waits for its payback, when it runs nothing else (G2), and not where other launches come between (F4)" {
+    # G2: 30 cuBLAS sgemm timed once; its one sequence could not pay for a trial there, and
+    # the rest of the region's launches pass rested, not as learning launches
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --opt LOG=debug --stats "$T/g2.json" \
+        "$ROOT/bench/traces/G2_cublas_once.agt.gz"
+    assert_success
+    [[ "$stderr" == *"is eager by policy (waiting for its payback); learning rests for"* ]]
+    python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fates"]; assert f["rested_backoff"] >= 40, f' "$T/g2.json"
+    # F4: the decode step's 10-launch sequence is found before the step's layers are: a rest
+    # for it would put off learning them
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --opt LOG=debug \
+        "$ROOT/bench/traces/F4_hf_gpt2.agt.gz"
+    assert_success
+    [[ "$stderr" != *"waiting for its payback"* ]]
+}

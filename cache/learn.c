@@ -125,6 +125,7 @@ static int close_segment(ag_learn *L, ag_closed *c)
     c->hashes = L->hashes;
     c->len = len;
     c->t0 = L->t0;
+    c->end = L->shown;
     return 1;
 }
 
@@ -264,6 +265,7 @@ int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0
     L->shapes[L->len] = *shape;
     L->hashes[L->len] = hash;
     L->len++;
+    L->shown++;
     L->since_order++;
     /* periods only ever decide cuts in long stretches without an ordering point (cut_here):
      * streams that synchronise often skip the tracking altogether */
@@ -288,6 +290,7 @@ int ag_learn_order(ag_learn *L, ag_closed *c)
 void ag_learn_replayed(ag_learn *L, uint32_t n)
 {
     L->len = 0;
+    L->shown += n;
     L->win_n += n;
     L->win_rep += n;
     if (L->win_n >= L->win_len)

@@ -60,6 +60,7 @@ typedef struct ag_learn {
     int period_active;
     /* the rest */
     uint64_t t0;             /* the engine's clock at the segment's first launch */
+    uint64_t shown;          /* launches shown (pushed, or replayed as graphs) */
     uint32_t cap;            /* room in shapes / hashes: grows with the longest segment (a
                               * stream's first launch should not pay for MAX_NODES of it) */
     /* period detection over the whole stream */
@@ -84,6 +85,8 @@ typedef struct ag_closed {
     const uint64_t *hashes;
     uint32_t len;
     uint64_t t0;
+    uint64_t end;            /* launches shown when it closed: it began at end - len when
+                              * nothing else came between */
 } ag_closed;
 
 int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats);
@@ -104,7 +107,7 @@ int ag_learn_order(ag_learn *L, ag_closed *c);
 void ag_learn_replayed(ag_learn *L, uint32_t n);
 
 /* Rests for n launches now (capped at AG_LEARN_REST_MAX), whatever the window says: the
- * engine knows that nothing it learns meanwhile could be used (tmpl.c, rest_backoff). Not
+ * engine knows that nothing it learns meanwhile could be used (tmpl.c, rest_eager). Not
  * counted in `rests` (the caller counts it) and without effect on the next rest's length; its
  * cause is AG_REST_BACKOFF. Only when nothing is held (as a window's rest). */
 void ag_learn_rest(ag_learn *L, uint32_t n);

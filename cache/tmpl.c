@@ -354,20 +354,26 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P)
 
 /* ---- learning --------------------------------------------------------------------------- */
 
-/* T has just turned eager by policy (a lost trial, a GPU-bound probe) for ben.wait
- * occurrences. When it is the stream's only sequence, nothing learned meanwhile could be
- * used: the stream rests for about those occurrences' launches (a resting launch costs a
- * fraction of a learning one), and they count as the back-off served -- the next occurrence
- * after the rest begins the probe. Not while something is held (a hold broken off shows its
- * launches to the learner: a rest must not begin under it). */
-static void rest_backoff(ag_stream *st, ag_tmpl *T)
+/* T is eager by policy for a while: after a lost trial or a GPU-bound probe for ben.wait
+ * occurrences (`off`), or while it waits for its payback (dormant: until `need` have been
+ * seen). When it is the stream's only sequence and the stream runs nothing else (`alone`: this
+ * occurrence began where the last one ended), nothing learned meanwhile could be used: the
+ * stream rests for about those occurrences' launches (a resting launch costs a fraction of a
+ * learning one), and they count as occurrences served -- the next one after the rest begins
+ * the probe. A short timed region of one repeating call (30 cuBLAS sgemm timed once, issue
+ * 20's G2) so pays for a few learning launches, not 60. Not where other launches come between
+ * (a decode step's short sequence, found before the step's layers: resting would put off
+ * learning them). Not while something is held (a hold broken off shows its launches to the
+ * learner: a rest must not begin under it). */
+static void rest_eager(ag_stream *st, ag_tmpl *T, int off, int alone)
 {
-    if (st->cand || st->ntmpl != 1 || T->ben.always || ag_learn_rests(&st->learn))
+    if (!alone || st->cand || st->ntmpl != 1 || T->ben.always || ag_learn_rests(&st->learn))
         return;
     uint32_t k = 0; /* launches per occurrence: copies do not count off a rest */
     for (uint32_t i = 0; i < T->len; i++)
         k += T->nodes[i].shape.kind != AG_KIND_COPY;
-    uint64_t left = T->ben.wait > T->ben.nocc ? T->ben.wait - T->ben.nocc : 0;
+    uint64_t left = off ? (T->ben.wait > T->ben.nocc ? T->ben.wait - T->ben.nocc : 0)
+                        : (T->ben.need > T->ben.seen ? T->ben.need - T->ben.seen : 0);
     if (!k || left < 2)
         return;
     uint64_t n = (left - 1) * k;
@@ -376,9 +382,9 @@ static void rest_backoff(ag_stream *st, ag_tmpl *T)
     ag_learn_rest(&st->learn, (uint32_t)n);
     ag_benefit_rested(&T->ben, (uint32_t)(n / k));
     ag_stat_inc(AG_ST_RESTS);
-    ag_log(AG_LOG_DEBUG, "stream %p: its only sequence %016llx is eager by policy; learning "
-           "rests for %llu launches (its back-off)", (void *)st->handle,
-           (unsigned long long)T->key, (unsigned long long)n);
+    ag_log(AG_LOG_DEBUG, "stream %p: its only sequence %016llx is eager by policy (%s); "
+           "learning rests for %llu launches", (void *)st->handle, (unsigned long long)T->key,
+           off ? "its back-off" : "waiting for its payback", (unsigned long long)n);
 }
 
 /* The closed segment is the tail of sib_done from sib_pos on (hold.c, ag_hold_abort): the
@@ -413,13 +419,17 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
             ag_mark_end(st, same ? T : NULL, 0);
         if (!same)
             return;
+        int alone = c->end - c->len == T->eager_end;
+        T->eager_end = c->end;
         T->eager_runs++;
         ag_tmpl_occurred(T, 0, 0, c->t0);
         /* graphs lost here: its occurrences should not keep the stream learning (resting) */
         int was = s->barren;
         s->barren = T->ben.state == AG_BEN_OFF;
         if (!was && s->barren)
-            rest_backoff(st, T);
+            rest_eager(st, T, 1, alone);
+        else if (ag_benefit_dormant(&T->ben))
+            rest_eager(st, T, 0, alone);
         return;
     }
     if (st->marks)
@@ -437,6 +447,7 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
         ag_tmpl_plan(st, T, host > 2 * eager ? host - eager : host / 2, 0);
     }
+    T->eager_end = c->end;
     T->eager_runs++;
     ag_tmpl_occurred(T, 0, 0, c->t0);
     ag_stat_inc(AG_ST_SEQ_TEMPLATES);

@@ -455,9 +455,12 @@ void ag_benefit_unsampled(ag_benefit *b)
 
 void ag_benefit_rested(ag_benefit *b, uint32_t occ)
 {
-    if (b->state != AG_BEN_OFF)
+    if (b->state == AG_BEN_OFF)
+        b->nocc = occ >= b->wait - b->nocc ? b->wait - 1 : b->nocc + occ;
+    else if (!ag_benefit_dormant(b))
         return;
-    b->nocc = occ >= b->wait - b->nocc ? b->wait - 1 : b->nocc + occ;
+    else if (occ >= b->need - b->seen)
+        occ = b->need - b->seen - 1; /* the occurrence after the rest is the last dormant one */
     if (b->seen <= UINT32_MAX - occ)
         b->seen += occ;
 }

@@ -184,8 +184,9 @@ void ag_benefit_aborted(ag_benefit *b);
  * against 0.25 ms, and lost its early win to it). */
 void ag_benefit_unsampled(ag_benefit *b);
 
-/* Off (eager by policy): the engine let `occ` occurrences pass unseen (its stream rested
- * through them): they count towards the back-off. */
+/* Off, or dormant (eager by policy): the engine let `occ` occurrences pass unseen (its stream
+ * rested through them): they count towards the back-off, or as seen (short of the last
+ * dormant one). */
 void ag_benefit_rested(ag_benefit *b, uint32_t occ);
 
 /* Graphs won for this sequence before (a profile said so): on without a trial, re-checked
