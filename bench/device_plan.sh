@@ -21,6 +21,9 @@
 #   old     a row against older builds (scripts/old-builds.sh puts them in .old/; carry .old):
 #           OLDCMD="the command" [OLDT=seconds, default 500] -- eager, this build and every
 #           .old/*.so, paired (the tenth session's G2 run 4 was this, by hand)
+#   harm    issue 20's rows where the library costs without graphing, paired against every
+#           .old/*.so: G2 C1 C2 P4c S2; then G2's launches by state and phase (make selftime,
+#           three processes); about 5 minutes
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
@@ -30,7 +33,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|old|multi|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|old|harm|multi|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -86,6 +89,21 @@ old)
     done
     # shellcheck disable=SC2086 # OLDCMD is a command line
     R=${REPS:-30} ABT=${OLDT:-500} abv old "$V" $OLDCMD
+    ;;
+harm)
+    V="eager= new=preload"
+    for f in .old/*.so; do
+        [ -e "$f" ] && V="$V $(basename "$f" .so)=preload=$f"
+    done
+    R=30 ABT=70 abv G2 "$V" $K/cublas_once
+    R=20 ABT=45 abv C1 "$V" $K/first_launch
+    R=20 ABT=45 abv C2 "$V" $K/pipeline50
+    R=15 ABT=45 abv P4c "$V" $K/irregular --iters=1000 --warmup=50
+    R=10 ABT=45 abv S2 "$V" $K/solver --pinned=1 --iters=3000 --warmup=10
+    for i in 1 2 3; do
+        echo "== G2 selftime, process $i"
+        LD_PRELOAD=build/selftime/libautograph.so $K/cublas_once 2>&1 | grep -E "time_us|selftime"
+    done >>"$top/summary.txt" 2>&1
     ;;
 goalsfw1 | goalsfw2)
     # a repetition (every variant once) of a Python row takes 10-20 s, but a fresh machine's

@@ -38,6 +38,7 @@ static inline CUresult passed(void)
  * stream (an error there also keeps the rest paths below from passing: rest.h). */
 static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take)
 {
+    ag_worker_wake_due();
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
     if (!captures && ag_rest_token_covers(s))
         return passed();
@@ -86,13 +87,18 @@ CUresult ag_order_sync_copy(int ptsz)
 
 void ag_order_all(void)
 {
-    if (ag_engine_started())
+    if (ag_engine_started()) {
+        ag_worker_wake_due();
         ag_flush_all(AG_ST_FL_ALL);
+    }
 }
 
 CUresult ag_order_all_call(void)
 {
-    return ag_engine_started() ? ag_flush_all_take() : CUDA_SUCCESS;
+    if (!ag_engine_started())
+        return CUDA_SUCCESS;
+    ag_worker_wake_due();
+    return ag_flush_all_take();
 }
 
 /* ---- a function's attributes change ------------------------------------------------------- */

@@ -21,6 +21,7 @@ typedef struct entry {
     uint8_t probed;          /* 0: seen once, not asked about yet (ag_layout_get_seen) */
     uint8_t asked;           /* its probe is queued for the worker (ag_layout_async) */
     uint8_t failed;          /* the worker's probe found no layout: none ever (launches pass) */
+    uint8_t waiting;         /* sightings since its probe was queued (ag_layout_async) */
     UT_hash_handle hh;
 } entry;
 
@@ -32,7 +33,7 @@ static struct {
     CUcontext ctx;           /* the asking thread's current context: the driver answers in it */
 } g_pending[PENDING];
 static unsigned g_npending;
-static void (*g_wake)(void);
+static void (*g_wake)(int now);
 
 static entry *g_table;
 static entry *g_retired;
@@ -220,9 +221,19 @@ static void ask(void *h)
         queued = 1;
     }
     pthread_rwlock_unlock(&g_lock);
-    void (*wake)(void) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
+    void (*wake)(int) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
     if (queued && wake)
-        wake();
+        wake(0);
+}
+
+/* A function whose probe is queued was seen again: after AG_LAYOUT_WAKE_AFTER sightings with
+ * no ordering point between (where the worker is woken), it is woken now. */
+static void seen_waiting(entry *e)
+{
+    uint8_t n = __atomic_add_fetch(&e->waiting, 1, __ATOMIC_RELAXED);
+    void (*wake)(int) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
+    if (n == AG_LAYOUT_WAKE_AFTER && wake)
+        wake(1);
 }
 
 static const ag_layout *slow_get(void *h, unsigned epoch, int *first)
@@ -243,6 +254,8 @@ static const ag_layout *slow_get(void *h, unsigned epoch, int *first)
             /* the second sighting: the worker asks the driver */
             if (!__atomic_load_n(&e->asked, __ATOMIC_RELAXED))
                 ask(h);
+            else
+                seen_waiting(e);
             *first = 1;
             return NULL;
         }
@@ -271,7 +284,7 @@ const ag_layout *ag_layout_known(void *h)
     return ag_layout_get_seen(h, &asked); /* (asked: a probe is queued, or h is new) */
 }
 
-void ag_layout_async(void (*wake)(void))
+void ag_layout_async(void (*wake)(int now))
 {
     __atomic_store_n(&g_wake, wake, __ATOMIC_RELEASE);
 }

@@ -16,6 +16,8 @@
 
 #include "policy/log.h"
 #include "policy/options.h"
+#include "policy/stats.h"
+#include "cache/compiler.h"
 #include "cache/driver.h"
 #include "cache/graph.h"
 #include "cache/params.h"
@@ -34,6 +36,12 @@ static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_idle = PTHREAD_COND_I
 static job *g_head, *g_tail;
 static int g_started, g_stop, g_busy; /* g_busy: a request is out of the queue, not finished */
 static int g_probes;                  /* layout probes queued (params.c) */
+/* Layout probes queued, the worker not woken for them yet (read without g_mu). A wake-up is a
+ * system call, and the launch that first asks for a layout would pay it (2.5-28 us of the
+ * layout step in a stream's first learning launches, H100, cuBLAS timed once, tenth session):
+ * the worker is woken at the next ordering point instead (ag_worker_wake_due), where the host
+ * usually waits for the GPU, or in a launch once the function was seen again 32 times. */
+static atomic_int g_due;
 static pthread_t g_thread;
 
 /* Waits while any application capture is under way (the worker's calls could otherwise land
@@ -80,6 +88,8 @@ static void *run(void *unused)
             pthread_cond_wait(&g_work, &g_mu);
         if (__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
             break;
+        if (atomic_exchange_explicit(&g_due, 0, memory_order_relaxed)) /* (awake anyway) */
+            g_probes = 1;
         if (g_probes) { /* a layout first: a template may be waiting for it */
             g_probes = 0;
             g_busy = 1;
@@ -109,13 +119,35 @@ static void *run(void *unused)
     return NULL;
 }
 
-/* A layout probe was queued (params.c calls this). */
-static void wake_for_probe(void)
+static void wake_for_probes(void)
 {
     pthread_mutex_lock(&g_mu);
+    atomic_store_explicit(&g_due, 0, memory_order_relaxed);
     g_probes = 1;
     pthread_cond_signal(&g_work);
     pthread_mutex_unlock(&g_mu);
+}
+
+/* A layout probe was queued (now = 0), or its function keeps launching (now = 1: unless the
+ * worker was woken since, at an ordering point): params.c calls this. */
+static void probe_queued(int now)
+{
+    if (!now) {
+        atomic_store_explicit(&g_due, 1, memory_order_release);
+        return;
+    }
+    if (!atomic_load_explicit(&g_due, memory_order_relaxed))
+        return;
+    ag_stat_inc(AG_ST_WORKER_WAKE_LAUNCH);
+    wake_for_probes();
+}
+
+void ag_worker_wake_due(void)
+{
+    if (AG_LIKELY(!atomic_load_explicit(&g_due, memory_order_relaxed)))
+        return;
+    ag_stat_inc(AG_ST_WORKER_WAKE_ORDER);
+    wake_for_probes();
 }
 
 /* Under g_mu. */
@@ -140,7 +172,7 @@ static int start_locked(void)
     }
     __atomic_store_n(&g_started, r ? -1 : 1, __ATOMIC_RELAXED); /* (read unlocked: worker_on) */
     if (!r)
-        ag_layout_async(wake_for_probe); /* layouts are asked about here from now on */
+        ag_layout_async(probe_queued); /* layouts are asked about here from now on */
     if (r)
         ag_log(AG_LOG_WARN, "cannot start the worker thread: graphs are built on the launching "
                "thread");
@@ -242,6 +274,7 @@ void ag_worker_forked(void)
     pthread_cond_init(&g_work, NULL);
     pthread_cond_init(&g_idle, NULL);
     g_head = g_tail = NULL;
+    atomic_store_explicit(&g_due, 0, memory_order_relaxed);
     __atomic_store_n(&g_started, 0, __ATOMIC_RELAXED);
     g_busy = 0;
     __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);

@@ -127,3 +127,8 @@ void ag_worker_forked(void)
 {
     g_stopped = 1;
 }
+
+void ag_worker_wake_due(void)
+{
+    /* the simulated engine asks for layouts where they are needed (no ag_layout_async) */
+}
