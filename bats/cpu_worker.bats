@@ -7,7 +7,7 @@
 
 load harness
 
-setup_file() { harness_require loop8 random fork exit_held unload stress pieces distinct libthreads nosync; }
+setup_file() { harness_require loop8 random fork exit_held unload stress pieces distinct libthreads nosync queue; }
 setup() { harness_setup; }
 
 # agw [VAR=VALUE...] PROGRAM [ARGS...]: `ag` with the worker on. HX_SETTLE: loop8 and pieces
@@ -32,16 +32,45 @@ agw() { ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@"; }
     [ "$(stat graphs.replays)" -ge 1 ] || fail "the built graph was never replayed"
 }
 
-@test "worker: layout probes wake it at an ordering point, not in the launch that queues them" {
+@test "worker: layout probes wake it where the host waits, not in the launch that queues them" {
     # a wake-up is a system call: the launch that first asks for a kernel's layout (a stream's
-    # first learning launches) must not pay for it. loop8 syncs every 8 launches: every wake
-    # for probes comes at a sync
+    # first learning launches) must not pay for it, nor the launches after it for the probes
+    # running beside them in the driver. loop8 syncs every 8 launches: every wake for probes
+    # comes at a sync
     agw "$H/loop8" 300
     assert_success
     assert_output --partial "PASS"
     at_least worker.wakes_ordering 1
     assert_equal "$(stat worker.wakes_launch)" 0
     [ "$(stat graphs.replays)" -ge 1 ] || fail "no graph replayed: the layouts were not probed"
+}
+
+@test "worker: ordering points that do not wait (event records) do not wake it for probes" {
+    # {A, B, event record} x 300 and one sync at the end (G2's shape: cuBLAS records an event
+    # after each sgemm): the probes queued at A's and B's second sightings wake the worker
+    # from a launch 32 sightings later, not at the event record that follows them
+    agw "$H/queue" gpubound 300
+    assert_success
+    assert_output --partial "PASS queue gpubound"
+    assert_equal "$(stat worker.wakes_launch)" 1
+    assert_equal "$(stat worker.wakes_ordering)" 0
+    no_failures
+}
+
+@test "worker: a short region repeating one sequence rests before its layouts are known (G2's shape)" {
+    # {A, B, event record} x 300, the default policy: the probes wait (no sync until the end),
+    # so no template can be made at the sequence's third occurrence; it repeats alone and could
+    # not pay for a trial, so the stream rests from its fourth occurrence as it would with the
+    # template made (88 launches: its payback count of 48 occurrences). Without that, its
+    # launches kept learning until the worker's probes came back, 32 sightings later
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_WORKER=1 AUTOGRAPH_STATS=1 \
+        AUTOGRAPH_LOG=debug "$H/queue" gpubound 300
+    assert_success
+    assert_output --partial "PASS queue gpubound"
+    assert_output --partial "repeats alone, not yet a template (its layouts unknown) and short of its payback: learning rests for"
+    at_least learning.rests 1
+    at_least fate.rested_backoff 80
+    assert_equal "$(stat launches.held)" 0
 }
 
 @test "worker: a stream with no ordering point still gets its layouts (woken after 32 sightings)" {

@@ -45,6 +45,9 @@ CUresult ag_launch_kernel(const ag_launch *l);
  * late (the application was told CUDA_SUCCESS for it): the wrapper passes it with the real
  * call's result to ag_order_result, which decides what the application sees. */
 CUresult ag_order_stream(CUstream s, int ptsz); /* any work on or wait for stream s */
+void ag_order_waits(void);                      /* the host is about to wait for the GPU (a
+                                                 * stream sync; ag_order_sync_copy and
+                                                 * ag_order_all_call imply it) */
 CUresult ag_order_sync_copy(int ptsz);          /* synchronous copy/memset: default stream */
 void ag_order_all(void);                        /* frees, context sync: everything held */
 CUresult ag_order_all_call(void);               /* the same for an application's call: also

@@ -20,6 +20,7 @@ typedef struct ag_sighting {
     uint64_t key;            /* fingerprint of the sequence of shape fingerprints */
     uint32_t count, len;
     struct ag_tmpl *tmpl;    /* the template made of it, once made */
+    uint64_t last_end;       /* ag_closed.end when it last closed (the engine's: tmpl.c) */
     uint8_t barren;          /* its template is eager by policy: seeing it again is no fruit
                               * (the engine says so; a stream of such loops may rest) */
     UT_hash_handle hh;

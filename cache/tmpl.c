@@ -180,7 +180,7 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
  * the launches' host time less a graph launch per occurrence, and a sequence seen n times is
  * expected about n times more, so it is measured only once n times that saving pays for the
  * trial. */
-static uint32_t payback_need(const ag_tmpl *T)
+static uint32_t payback_need_len(uint32_t len)
 {
     if (ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_NOW)
         return 0;
@@ -189,12 +189,17 @@ static uint32_t payback_need(const ag_tmpl *T)
         eager = PAYBACK_EAGER_NS;
     if (!graph)
         graph = PAYBACK_GRAPH_NS;
-    uint64_t save = T->len * eager > graph ? T->len * eager - graph : 0;
-    uint64_t cost = T->len * PAYBACK_NODE_NS + PAYBACK_BASE_NS + PAYBACK_TRIAL_NS +
+    uint64_t save = len * eager > graph ? len * eager - graph : 0;
+    uint64_t cost = len * PAYBACK_NODE_NS + PAYBACK_BASE_NS + PAYBACK_TRIAL_NS +
                     (ag_graph_built_once() ? 0 : PAYBACK_FIRST_GRAPH_NS);
     if (!save || cost / save >= UINT32_MAX / 2)
         return UINT32_MAX / 2;
     return (uint32_t)((cost + save - 1) / save);
+}
+
+static uint32_t payback_need(const ag_tmpl *T)
+{
+    return payback_need_len(T->len);
 }
 
 /* An occurrence of T, told to its policy; a finished trial is counted. */
@@ -403,9 +408,41 @@ static void sibling_done(ag_stream *st, const ag_closed *c)
     ag_tmpl_occurred(U, 0, 0, st->sib_t0);
 }
 
+/* The closed segment repeated often enough for a template, but none could be made: the
+ * layouts of its kernels are not known yet (the worker asks the driver for them where the
+ * host next waits, worker.c) -- or never will be. When it is all the stream runs (it began
+ * where its last occurrence ended; no template yet), it could not pay for a trial before its
+ * payback count anyway (ag_benefit_dormant): the stream rests for those occurrences as it
+ * would with the template made (ag_tmpl_rest_eager), and they count as seen, so the template
+ * made later starts from them. 30 sgemm timed once (G2), whose probes wait for the end of its
+ * timed region, so rest rather than learn. */
+static void rest_unmade(ag_stream *st, ag_sighting *s, const ag_closed *c, int alone)
+{
+    if (!alone || st->ntmpl || st->cand || ag_learn_rests(&st->learn) ||
+        ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS) /* (graphs from the first: no wait) */
+        return;
+    uint32_t k = 0; /* launches per occurrence: copies do not count off a rest */
+    for (uint32_t i = 0; i < c->len; i++)
+        k += c->shapes[i].kind != AG_KIND_COPY;
+    uint64_t need = payback_need_len(c->len), left = need > s->count ? need - s->count : 0;
+    if (!k || left < 2)
+        return;
+    uint64_t n = (left - 1) * k;
+    if (n > AG_LEARN_REST_MAX)
+        n = AG_LEARN_REST_MAX - AG_LEARN_REST_MAX % k;
+    ag_learn_rest(&st->learn, (uint32_t)n);
+    s->count += (uint32_t)(n / k);
+    ag_stat_inc(AG_ST_RESTS);
+    ag_log(AG_LOG_DEBUG, "stream %p: sequence %016llx repeats alone, not yet a template (its "
+           "layouts unknown) and short of its payback: learning rests for %llu launches",
+           (void *)st->handle, (unsigned long long)s->key, (unsigned long long)n);
+}
+
 void ag_on_closed(ag_stream *st, const ag_closed *c)
 {
     ag_sighting *s = c->s;
+    int alone = c->end - c->len == s->last_end && s->last_end; /* it followed its last one */
+    s->last_end = c->end;
     if (st->sib_done)
         sibling_done(st, c);
     if (s->count == 1)
@@ -437,8 +474,10 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
     if (s->count < st->learn.min_repeats || st->ntmpl >= AG_MAX_TEMPLATES)
         return;
     T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);
-    if (!T)
+    if (!T) {
+        rest_unmade(st, s, c, alone);
         return;
+    }
     insert_template(st, T);
     s->tmpl = T;
     ag_benefit_set_need(&T->ben, s->count - 1, payback_need(T)); /* this one is told below */

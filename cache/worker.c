@@ -37,10 +37,11 @@ static job *g_head, *g_tail;
 static int g_started, g_stop, g_busy; /* g_busy: a request is out of the queue, not finished */
 static int g_probes;                  /* layout probes queued (params.c) */
 /* Layout probes queued, the worker not woken for them yet (read without g_mu). A wake-up is a
- * system call, and the launch that first asks for a layout would pay it (2.5-28 us of the
- * layout step in a stream's first learning launches, H100, cuBLAS timed once, tenth session):
- * the worker is woken at the next ordering point instead (ag_worker_wake_due), where the host
- * usually waits for the GPU, or in a launch once the function was seen again 32 times. */
+ * system call, which the launch that first asks for a layout would pay, and the probes then
+ * run in the driver beside the application's next launches, slowing them: the worker is woken
+ * where the host next waits for the GPU instead (ag_worker_wake_due: a stream or context
+ * sync, a synchronous copy, a free), or in a launch once the function was seen again 32 times
+ * with no such wait. */
 static atomic_int g_due;
 static pthread_t g_thread;
 

@@ -87,10 +87,10 @@
                                                   "the driver refused the worker a copy node") \
     X(WORKER_DROPPED, "worker.dropped", "builds the worker threw away or never began: graphs " \
                                         "dropped meanwhile, stream retired, unload, exit")     \
-    X(WORKER_WAKE_ORDER, "worker.wakes_ordering", "worker woken for layout probes at an "       \
-                                                  "ordering point (where the host waits)")     \
+    X(WORKER_WAKE_ORDER, "worker.wakes_ordering", "worker woken for layout probes where the "   \
+                                                  "host waits (a sync, a synchronous copy)")   \
     X(WORKER_WAKE_LAUNCH, "worker.wakes_launch", "worker woken for layout probes in a launch: " \
-                                                 "no ordering point came in 32 sightings")     \
+                                                 "no wait for the GPU in 32 sightings")        \
     X(COPY_HELD, "copies.held", "of launches.held: async memsets and copies (not launches)")   \
     X(COPY_REPLAYED, "copies.replayed", "of launches.replayed: memsets and copies")            \
     X(COPY_FLUSHED, "copies.flushed_eager", "of launches.flushed_eager: memsets and copies")   \
