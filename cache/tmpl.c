@@ -359,6 +359,20 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P)
 
 /* ---- learning --------------------------------------------------------------------------- */
 
+/* Learning rests for the launches of left - 1 occurrences of a sequence of k launches (copies
+ * do not count off a rest), capped; returns the occurrences rested (0: none, too few left). */
+static uint32_t rest_occurrences(ag_stream *st, uint32_t k, uint64_t left)
+{
+    if (!k || left < 2)
+        return 0;
+    uint64_t n = (left - 1) * k;
+    if (n > AG_LEARN_REST_MAX)
+        n = AG_LEARN_REST_MAX - AG_LEARN_REST_MAX % k;
+    ag_learn_rest(&st->learn, (uint32_t)n);
+    ag_stat_inc(AG_ST_RESTS);
+    return (uint32_t)(n / k);
+}
+
 /* T is eager by policy for a while: after a lost trial or a GPU-bound probe for ben.wait
  * occurrences (`off`), or while it waits for its payback (dormant: until `need` have been
  * seen). When it is the stream's only sequence and the stream runs nothing else (`alone`: this
@@ -374,22 +388,18 @@ static void rest_eager(ag_stream *st, ag_tmpl *T, int off, int alone)
 {
     if (!alone || st->cand || st->ntmpl != 1 || T->ben.always || ag_learn_rests(&st->learn))
         return;
-    uint32_t k = 0; /* launches per occurrence: copies do not count off a rest */
+    uint32_t k = 0;
     for (uint32_t i = 0; i < T->len; i++)
         k += T->nodes[i].shape.kind != AG_KIND_COPY;
     uint64_t left = off ? (T->ben.wait > T->ben.nocc ? T->ben.wait - T->ben.nocc : 0)
                         : (T->ben.need > T->ben.seen ? T->ben.need - T->ben.seen : 0);
-    if (!k || left < 2)
+    uint32_t occ = rest_occurrences(st, k, left);
+    if (!occ)
         return;
-    uint64_t n = (left - 1) * k;
-    if (n > AG_LEARN_REST_MAX)
-        n = AG_LEARN_REST_MAX - AG_LEARN_REST_MAX % k;
-    ag_learn_rest(&st->learn, (uint32_t)n);
-    ag_benefit_rested(&T->ben, (uint32_t)(n / k));
-    ag_stat_inc(AG_ST_RESTS);
+    ag_benefit_rested(&T->ben, occ);
     ag_log(AG_LOG_DEBUG, "stream %p: its only sequence %016llx is eager by policy (%s); "
            "learning rests for %llu launches", (void *)st->handle, (unsigned long long)T->key,
-           off ? "its back-off" : "waiting for its payback", (unsigned long long)n);
+           off ? "its back-off" : "waiting for its payback", (unsigned long long)occ * k);
 }
 
 /* The closed segment is the tail of sib_done from sib_pos on (hold.c, ag_hold_abort): the
@@ -413,7 +423,7 @@ static void sibling_done(ag_stream *st, const ag_closed *c)
  * host next waits, worker.c) -- or never will be. When it is all the stream runs (it began
  * where its last occurrence ended; no template yet), it could not pay for a trial before its
  * payback count anyway (ag_benefit_dormant): the stream rests for those occurrences as it
- * would with the template made (ag_tmpl_rest_eager), and they count as seen, so the template
+ * would with the template made (rest_eager), and they count as seen, so the template
  * made later starts from them. 30 sgemm timed once (G2), whose probes wait for the end of its
  * timed region, so rest rather than learn. */
 static void rest_unmade(ag_stream *st, ag_sighting *s, const ag_closed *c, int alone)
@@ -421,21 +431,17 @@ static void rest_unmade(ag_stream *st, ag_sighting *s, const ag_closed *c, int a
     if (!alone || st->ntmpl || st->cand || ag_learn_rests(&st->learn) ||
         ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS) /* (graphs from the first: no wait) */
         return;
-    uint32_t k = 0; /* launches per occurrence: copies do not count off a rest */
+    uint32_t k = 0;
     for (uint32_t i = 0; i < c->len; i++)
         k += c->shapes[i].kind != AG_KIND_COPY;
     uint64_t need = payback_need_len(c->len), left = need > s->count ? need - s->count : 0;
-    if (!k || left < 2)
+    uint32_t occ = rest_occurrences(st, k, left);
+    if (!occ)
         return;
-    uint64_t n = (left - 1) * k;
-    if (n > AG_LEARN_REST_MAX)
-        n = AG_LEARN_REST_MAX - AG_LEARN_REST_MAX % k;
-    ag_learn_rest(&st->learn, (uint32_t)n);
-    s->count += (uint32_t)(n / k);
-    ag_stat_inc(AG_ST_RESTS);
+    s->count += occ;
     ag_log(AG_LOG_DEBUG, "stream %p: sequence %016llx repeats alone, not yet a template (its "
            "layouts unknown) and short of its payback: learning rests for %llu launches",
-           (void *)st->handle, (unsigned long long)s->key, (unsigned long long)n);
+           (void *)st->handle, (unsigned long long)s->key, (unsigned long long)occ * k);
 }
 
 void ag_on_closed(ag_stream *st, const ag_closed *c)
