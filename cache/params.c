@@ -227,7 +227,7 @@ static void ask(void *h)
 }
 
 /* A function whose probe is queued was seen again: after AG_LAYOUT_WAKE_AFTER sightings with
- * no ordering point between (where the worker is woken), it is woken now. */
+ * no wait for the GPU between (where the worker is woken: worker.c), it is woken now. */
 static void seen_waiting(entry *e)
 {
     uint8_t n = __atomic_add_fetch(&e->waiting, 1, __ATOMIC_RELAXED);
