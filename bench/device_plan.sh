@@ -66,6 +66,15 @@ abv() {
 ab() { local name=$1; shift; abv "$name" "eager= new=preload ${OLD[*]}" "$@"; }
 abw() { local name=$1; shift; abv "$name" "eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 ${OLD[*]}" "$@"; }
 
+# old_builds: a variant for every older build in .old/*.so (scripts/old-builds.sh), named
+# for its file.
+old_builds() {
+    local f
+    for f in .old/*.so; do
+        [ -e "$f" ] && printf '%s=preload=%s ' "$(basename "$f" .so)" "$f"
+    done
+}
+
 for part in "$@"; do
 case $part in
 goals)
@@ -83,18 +92,12 @@ goals)
     ;;
 old)
     [ -n "${OLDCMD:-}" ] || { echo "device_plan.sh old: set OLDCMD" >&2; exit 2; }
-    V="eager= new=preload"
-    for f in .old/*.so; do
-        [ -e "$f" ] && V="$V $(basename "$f" .so)=preload=$f"
-    done
+    V="eager= new=preload $(old_builds)"
     # shellcheck disable=SC2086 # OLDCMD is a command line
     R=${REPS:-30} ABT=${OLDT:-500} abv old "$V" $OLDCMD
     ;;
 harm)
-    V="eager= new=preload"
-    for f in .old/*.so; do
-        [ -e "$f" ] && V="$V $(basename "$f" .so)=preload=$f"
-    done
+    V="eager= new=preload $(old_builds)"
     R=30 ABT=70 abv G2 "$V" $K/cublas_once
     R=20 ABT=45 abv C1 "$V" $K/first_launch
     R=20 ABT=45 abv C2 "$V" $K/pipeline50

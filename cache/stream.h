@@ -105,7 +105,6 @@ typedef struct ag_tmpl {
     uint32_t broken[4];              /* occurrences broken off: divergence, time-out, copy,
                                       * graph call failures (enum ag_tmpl_break) */
     uint64_t replays, eager_runs;
-    uint64_t eager_end;              /* where its last eager occurrence closed (ag_closed.end) */
     uint64_t attr_drop_replays;      /* replays when a function attribute last dropped its
                                       * graphs, and drops in a row that came before its graphs
                                       * paid back (order.c, attr_churn) */

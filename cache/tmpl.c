@@ -462,8 +462,6 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
             ag_mark_end(st, same ? T : NULL, 0);
         if (!same)
             return;
-        int alone = c->end - c->len == T->eager_end;
-        T->eager_end = c->end;
         T->eager_runs++;
         ag_tmpl_occurred(T, 0, 0, c->t0);
         /* graphs lost here: its occurrences should not keep the stream learning (resting) */
@@ -492,7 +490,6 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
         ag_tmpl_plan(st, T, host > 2 * eager ? host - eager : host / 2, 0);
     }
-    T->eager_end = c->end;
     T->eager_runs++;
     ag_tmpl_occurred(T, 0, 0, c->t0);
     ag_stat_inc(AG_ST_SEQ_TEMPLATES);
