@@ -65,7 +65,7 @@ double hx_now(void)
 
 /* ---- waiting for the library's worker ---------------------------------------------------- */
 
-static uint64_t graph_kernels(void)
+uint64_t hx_graph_kernels(void)
 {
     struct fakecuda_counters c;
     fakecuda_counters(&c);
@@ -86,13 +86,13 @@ int hx_settle_more(hx_settle *st, long it, long iters)
         return 0;
     HX_ASSERT(!st->on || it < HX_SETTLE_MAX, "HX_SETTLE: after %ld iterations, %ld ran from graphs, %ld "
               "not", it, st->graphed, st->other);
-    st->g0 = graph_kernels();
+    st->g0 = hx_graph_kernels();
     return 1;
 }
 
 void hx_settle_done(hx_settle *st, uint32_t kernels)
 {
-    if (graph_kernels() - st->g0 == kernels)
+    if (hx_graph_kernels() - st->g0 == kernels)
         st->graphed++;
     else
         st->other++;

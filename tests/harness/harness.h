@@ -108,6 +108,8 @@ double hx_now(void);
  * it ran. At most HX_SETTLE_MAX iterations in all (then the loop fails). Without HX_SETTLE a
  * loop runs its iterations, no more. */
 #define HX_SETTLE_MAX 20000L
+/* Kernels the fake driver has run from graphs so far (graph_kernels_executed). */
+uint64_t hx_graph_kernels(void);
 typedef struct hx_settle {
     int on;
     long graphed, other; /* iterations so far that ran entirely from graphs, and the others */

@@ -12,13 +12,6 @@
 
 #include "harness.h"
 
-static uint64_t graph_kernels(void)
-{
-    struct fakecuda_counters c;
-    fakecuda_counters(&c);
-    return c.graph_kernels_executed;
-}
-
 int main(int argc, char **argv)
 {
     long iters = hx_arg(argc, argv, 1, 2000);
@@ -33,7 +26,7 @@ int main(int argc, char **argv)
     HX_ASSERT(exp, "out of memory");
     for (int r = 0;; r++) {
         HX_ASSERT(r < rounds, "HX_SETTLE: %d rounds, none mostly from graphs", rounds);
-        uint64_t g0 = graph_kernels();
+        uint64_t g0 = hx_graph_kernels();
         hx_log_init(log, (uint32_t)(iters * 4));
         for (long it = 0; it < iters; it++) {
             uint32_t v = (uint32_t)(r * iters + it);
@@ -48,7 +41,7 @@ int main(int argc, char **argv)
         }
         CK(cuStreamSynchronize(s));
         hx_log_expect(log, 0, exp, (uint32_t)(iters * 4), "nosync", r);
-        if (rounds == 1 || (graph_kernels() - g0) * 2 > (uint64_t)iters * 4)
+        if (rounds == 1 || (hx_graph_kernels() - g0) * 2 > (uint64_t)iters * 4)
             break;
     }
     free(exp);
