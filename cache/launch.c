@@ -120,6 +120,7 @@ static inline CUresult launch_kernel(const ag_launch *l)
     if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
         return pass_rested(l, ag_learn_rest_why(&st->learn));
     ag_lock(&st->mu);
+    AG_SELF_MARK(AG_SM_LOCKED);
     CUresult r = launch_locked(st, l);
     if (AG_UNLIKELY(st->err)) /* a held launch failed when it went out */
         r = ag_stream_error_take(st, r);
@@ -192,6 +193,7 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
 {
     AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
+    AG_SELF_MARK(AG_SM_LEARNS);
     if (ag_stream_learns(st))
         return passthrough(l, AG_ST_FATE_NO_STATE);
     AG_SELF_MARK(AG_SM_PREPARE);

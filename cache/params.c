@@ -14,6 +14,7 @@
 #include "policy/log.h"
 #include "policy/options.h"
 #include "cache/driver.h"
+#include "cache/selftime.h"
 #include "cache/shape.h"
 
 typedef struct entry {
@@ -212,6 +213,7 @@ static void ask(void *h)
     CUcontext ctx = NULL;
     if (ag_drv.cuCtxGetCurrent(&ctx))
         ctx = NULL;
+    AG_SELF_MARK(AG_SM_L_CTX);
     pthread_rwlock_wrlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     if (e && !e->probed && !e->asked && g_npending < PENDING) {
@@ -221,6 +223,7 @@ static void ask(void *h)
         queued = 1;
     }
     pthread_rwlock_unlock(&g_lock);
+    AG_SELF_MARK(AG_SM_L_QUEUED);
     void (*wake)(int) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
     if (queued && wake)
         wake(0);
@@ -242,6 +245,7 @@ static const ag_layout *slow_get(void *h, unsigned epoch, int *first)
     pthread_rwlock_rdlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     pthread_rwlock_unlock(&g_lock);
+    AG_SELF_MARK(AG_SM_L_FOUND);
     if (!e && first) {
         *first = 1;
         remember(h);

@@ -9,6 +9,7 @@
 #include "policy/stats.h"
 #include "cache/driver.h"
 #include "cache/graph.h"
+#include "cache/selftime.h"
 #include "cache/watch.h"
 
 pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -102,6 +103,7 @@ int ag_stream_prepare(ag_stream *st)
 {
     if (st->held)
         return 0;
+    AG_SELF_MARK(AG_SM_ARMED);
     ag_watch_learning(); /* it may be open from now on: the watch's legacy test (watch.h) */
     uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
@@ -111,6 +113,7 @@ int ag_stream_prepare(ag_stream *st)
         ag_learn_free(&st->learn);
         return -1;
     }
+    AG_SELF_MARK(AG_SM_ALLOCATED);
     ag_stream_attrs_read(st); /* attributes set before its first launch */
     return 0;
 }
