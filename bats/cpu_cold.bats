@@ -30,3 +30,15 @@ setup() { load helpers; }
              END { print (i && a && n && i < a && a < n) ? "in cuInit" : "not in cuInit" }' <<<"$output"
     assert_output "in cuInit"
 }
+
+@test "the first stream state's memory is made in cuInit, not in its first launch (fake driver)" {
+    # its allocations in a launch found fresh heap pages: 3-6 us of page faults inside what
+    # may be the program's timed region (G2's phase marks, H100 host). distinct 2 2: two
+    # kernels twice on one stream, which then gets a state and learns
+    local h="$BUILD/harness/distinct"
+    [ -x "$h" ] || skip "make harness first"
+    run env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 "$h" 2 2
+    assert_success
+    assert_equal "$(stat streams.states)" 1
+    assert_equal "$(stat streams.spares)" 2
+}

@@ -17,7 +17,7 @@
 #   goalsfw1, goalsfw2
 #           the framework rows the same way, the library's stats kept (AUTOGRAPH_STATS) for
 #           `autograph report`: F7 F4 F1, then F6 F14 F13 F2; about 8 and 9 minutes (one call
-#           each)
+#           each; FWSCALE=80 gives each row 80% of its time limit)
 #   old     a row against older builds (scripts/old-builds.sh puts them in .old/; carry .old):
 #           OLDCMD="the command" [OLDT=seconds, default 500] -- eager, this build and every
 #           .old/*.so, paired (the tenth session's G2 run 4 was this, by hand)
@@ -114,7 +114,8 @@ goalsfw1 | goalsfw2)
     # four rows after one repetition); the limits below hold about 10 once warm
     H="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json hand=arg=--mode=graph"
     N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
-    fw() { local n=$1 v=$2; shift 2; ABT=${T:-60} R=10 abv "$n" "$(printf "$v" "$n")" python3 "$@"; }
+    # FWSCALE (percent, default 100) scales every row's time limit, to fit beside other parts
+    fw() { local n=$1 v=$2; shift 2; ABT=$(( ${T:-60} * ${FWSCALE:-100} / 100 )) R=10 abv "$n" "$(printf "$v" "$n")" python3 "$@"; }
     if [ "$part" = goalsfw1 ]; then
         rows="F7 F4 F1"
         T=180 fw F7 "$H" bench/fw_cnn.py --iters=60 --warmup=20

@@ -2,6 +2,7 @@
 #include "cache/learn.h"
 
 #include "cache/compiler.h"
+#include "cache/spare.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,6 +20,14 @@ static void clear(ag_learn *L)
     memset(&L->len, 0, sizeof *L - offsetof(ag_learn, len));
 }
 
+/* Room for a segment at first: small, as most streams' segments are short (the period
+ * tracker's tables are made when a long stretch without an ordering point first shows:
+ * track_period). */
+static uint32_t first_cap(uint32_t max_nodes)
+{
+    return max_nodes < 32 ? max_nodes : 32;
+}
+
 int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats)
 {
     clear(L);
@@ -27,16 +36,23 @@ int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t mi
     L->min_repeats = min_repeats;
     L->rest_next = AG_LEARN_REST_FIRST;
     L->win_len = AG_LEARN_WINDOW_SHORT;
-    /* small at first: most streams' segments are short, and the period tracker's tables are
-     * made when a long stretch without an ordering point first shows (track_period) */
-    L->cap = max_nodes < 32 ? max_nodes : 32;
-    L->shapes = malloc(L->cap * sizeof *L->shapes);
-    L->hashes = malloc(L->cap * sizeof *L->hashes);
+    L->cap = first_cap(max_nodes);
+    if (!(L->shapes = ag_spare_take(L->cap * sizeof *L->shapes)))
+        L->shapes = malloc(L->cap * sizeof *L->shapes);
+    if (!(L->hashes = ag_spare_take(L->cap * sizeof *L->hashes)))
+        L->hashes = malloc(L->cap * sizeof *L->hashes);
     if (!L->shapes || !L->hashes) {
         ag_learn_free(L);
         return -1;
     }
     return 0;
+}
+
+void ag_learn_spares(uint32_t max_nodes)
+{
+    uint32_t cap = first_cap(max_nodes);
+    ag_spare_keep(cap * sizeof(ag_shape), 0);
+    ag_spare_keep(cap * sizeof(uint64_t), 0);
 }
 
 void ag_learn_forget(ag_learn *L)

@@ -91,6 +91,8 @@ typedef struct ag_closed {
 } ag_closed;
 
 int ag_learn_init(ag_learn *L, uint32_t max_nodes, uint32_t min_len, uint32_t min_repeats);
+/* Keeps the memory of a first learner ready (spare.h): called once, as the engine starts. */
+void ag_learn_spares(uint32_t max_nodes);
 void ag_learn_free(ag_learn *L);
 
 /* True when the next push starts a segment (the engine then passes its clock as t0). */

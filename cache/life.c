@@ -113,6 +113,7 @@ static void prepare(void)
     /* the exit handler waits (above), but the first registration's cost need not: glibc makes
      * room for more handlers then (2.5 us in a first launch on the H100 host, selftime marks) */
     atexit(exit_room);
+    ag_stream_spares();
     ag_watchdog_init(ag_flush_stale);
     if (ag_opt(AG_OPT_WORKER))
         ag_worker_start();

@@ -10,6 +10,7 @@
 #include "cache/driver.h"
 #include "cache/graph.h"
 #include "cache/selftime.h"
+#include "cache/spare.h"
 #include "cache/watch.h"
 
 pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -74,10 +75,19 @@ static void ptds_exit_watch(void)
         pthread_setspecific(g_exit_key, (void *)1);
 }
 
+/* A block made ready at cuInit (spare.h), counted, or NULL. */
+static void *spare(size_t size)
+{
+    void *p = ag_spare_take(size);
+    if (p)
+        ag_stat_inc(AG_ST_SPARES);
+    return p;
+}
+
 static ag_stream *create_state(const ag_skey *k, int kind)
 {
-    ag_stream *st = aligned_alloc(_Alignof(ag_stream), sizeof *st);
-    if (!st)
+    ag_stream *st = spare(sizeof *st);
+    if (!st && !(st = aligned_alloc(_Alignof(ag_stream), sizeof *st)))
         return NULL;
     memset(st, 0, sizeof *st);
     st->key = *k;
@@ -99,6 +109,20 @@ static ag_stream *create_state(const ag_skey *k, int kind)
     return st;
 }
 
+/* Held launches' room at first: it grows with the longest piece held (hold.c). */
+static uint32_t first_held_cap(uint32_t max_nodes)
+{
+    return max_nodes < 16 ? max_nodes : 16;
+}
+
+void ag_stream_spares(void)
+{
+    uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
+    ag_spare_keep(sizeof(ag_stream), _Alignof(ag_stream));
+    ag_spare_keep(first_held_cap(max) * sizeof(((ag_stream *)0)->held[0]), 0);
+    ag_learn_spares(max);
+}
+
 int ag_stream_prepare(ag_stream *st)
 {
     if (st->held)
@@ -108,8 +132,9 @@ int ag_stream_prepare(ag_stream *st)
     uint32_t max = (uint32_t)ag_opt(AG_OPT_MAX_NODES);
     if (ag_learn_init(&st->learn, max, 2, (uint32_t)ag_opt(AG_OPT_MIN_REPEATS)))
         return -1;
-    st->held_cap = max < 16 ? max : 16; /* grows with the longest piece held (hold.c) */
-    if (!(st->held = calloc(st->held_cap, sizeof *st->held))) {
+    st->held_cap = first_held_cap(max);
+    if (!(st->held = spare(st->held_cap * sizeof *st->held)) &&
+        !(st->held = calloc(st->held_cap, sizeof *st->held))) {
         ag_learn_free(&st->learn);
         return -1;
     }

@@ -271,6 +271,8 @@ void ag_ptds_thread_exit(void *unused);
 
 /* Allocates what a state needs for learning and holding (on its first launch). */
 int ag_stream_prepare(ag_stream *st);
+/* Makes the first state's memory ready now (spare.h): called once, as the engine starts. */
+void ag_stream_spares(void);
 /* Room for n pointers in st->ptrs (st->mu held); -1 when out of memory. */
 int ag_stream_ptrs_reserve(ag_stream *st, uint32_t n);
 

@@ -79,6 +79,9 @@
                                    "their function not seen on it before (nothing learned)")   \
     X(STREAMS, "streams.states", "stream states made (a stream gets one once a function "    \
                                  "launched on it repeats, or for the legacy-stream rule)")    \
+    X(SPARES, "streams.spares", "of a stream state's two first blocks (the state, its held "  \
+                                "launches' room), those made ready at cuInit: the first "     \
+                                "state's")                                                    \
     X(ORDER_PASSED, "orders.passed", "stream ordering points with nothing to do: the stream " \
                                      "rests, or has no state")                                \
     X(WORKER_BUILDS, "worker.builds", "of graphs.built: built on the worker thread while "     \

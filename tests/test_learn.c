@@ -1,7 +1,9 @@
 /* The learner: segments at ordering points, chunk cuts, period alignment, sightings. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cache/learn.h"
+#include "cache/spare.h"
 #include "check.h"
 
 static ag_shape shape_of(int k)
@@ -410,8 +412,48 @@ static void test_shape_fingerprint(void)
     CHECK_EQ(collisions, 0);
 }
 
+/* A learner made first takes the memory kept ready for it at the engine's start (spare.h), and
+ * only the first: a second learner allocates its own. */
+static void test_spares(void)
+{
+    const uint32_t max = 128, cap = 32;
+    ag_learn_spares(max);
+    ag_learn L, M;
+    CHECK_EQ(ag_learn_init(&L, max, 2, 3), 0);
+    CHECK(ag_spare_take(cap * sizeof(ag_shape)) == NULL);  /* L took them */
+    CHECK(ag_spare_take(cap * sizeof(uint64_t)) == NULL);
+    CHECK_EQ(ag_learn_init(&M, max, 2, 3), 0);
+    CHECK(M.shapes && M.hashes && M.shapes != L.shapes);
+    ag_closed c;
+    for (int it = 0; it < 3; it++) { /* the kept blocks work as the learner's own: grown too */
+        for (int k = 0; k < 40; k++)
+            push(&L, k, &c);
+        CHECK(ag_learn_order(&L, &c));
+        CHECK_EQ(c.len, 40);
+    }
+    CHECK_EQ(c.s->count, 3);
+    ag_learn_free(&L);
+    ag_learn_free(&M);
+
+    /* the store itself: a block of exactly the size kept, zeroed, once */
+    ag_spare_keep(100, 0);
+    ag_spare_keep(256, 64);
+    CHECK(ag_spare_take(99) == NULL);
+    unsigned char *a = ag_spare_take(100), *b = ag_spare_take(256);
+    CHECK(a && b);
+    CHECK(((uintptr_t)b & 63) == 0);
+    int zero = 1;
+    for (int i = 0; i < 100; i++)
+        zero &= a[i] == 0;
+    CHECK(zero);
+    CHECK(ag_spare_take(100) == NULL);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
+    test_spares();
     test_shape_fingerprint();
     test_ordering_segments();
     test_chunks_and_period();
