@@ -13,9 +13,9 @@ setup() {
     # The profile keeps the sequences whose graphs won their trial; on a loaded host a trial
     # can go either way, and this test is about the profile, not the trial: graphs always.
     # Likewise a hold: on a loaded host (the GPU suites run side by side) the warm run's first
-    # held occurrence once stalled past MAX_HOLD_US and was flushed, and the stream's own
-    # template, made from the next back-to-back occurrences (a loop's body), came first
-    # (profile.used 0, twelfth session run 4): holds end at ordering points only here.
+    # held occurrence stalled past MAX_HOLD_US and was flushed, and the stream's own template
+    # came before the profile's next try (profile.used 0: 2026-11-24, and twelfth session run
+    # 4 with branch loop-body's earlier templates): holds end at ordering points only here.
     export AUTOGRAPH_BENEFIT=always AUTOGRAPH_MAX_HOLD_US=10000000
     run --separate-stderr env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_PROFILE="$prof" "$APPS/tiny" "${args[@]}" --iters=200
     assert_success
