@@ -308,6 +308,27 @@ EOF
     [ "$(jv "$T/n.json" 't["autograph"]["host_us_by"]["build"] > 0')" = True ]
 }
 
+@test "layout probes are asked on the simulated worker: woken where the host waits, or after 32 sightings" {
+    # as cache/worker.c: a function's probe is queued at its second sighting and asked once the
+    # host next waits for the GPU (a stream sync), or in a launch once the function was seen
+    # 32 times with no such wait; WORKER=0 asks where the layout is needed. (G2's trace then
+    # shows the device's behaviour: no template inside its region, its launches rested.)
+    trace irregular
+    trace launch
+    sv() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+    # 50 kernels at random, a sync every few stretches: woken at syncs
+    simulate_json "$T/i.json" "$T/irregular.agt" --stats "$T/is.json"
+    [ "$(sv "$T/is.json" 'd["counters"]["worker.wakes_ordering"]')" -ge 1 ]
+    [ "$(sv "$T/is.json" 'd["counters"]["worker.wakes_launch"]')" = 0 ]
+    # one kernel 64 times before the first sync: woken in a launch, then replayed
+    simulate_json "$T/w.json" "$T/launch.agt" --stats "$T/ws.json"
+    [ "$(sv "$T/ws.json" 'd["counters"]["worker.wakes_launch"]')" = 1 ]
+    [ "$(sv "$T/ws.json" 'd["counters"]["worker.wakes_ordering"]')" = 0 ]
+    [ "$(sv "$T/ws.json" 'd["fates"]["replayed"] > 0')" = True ]
+    simulate_json "$T/n.json" "$T/irregular.agt" --stats "$T/ns.json" --opt WORKER=0
+    [ "$(sv "$T/ns.json" 'd["counters"]["worker.wakes_ordering"] + d["counters"]["worker.wakes_launch"]')" = 0 ]
+}
+
 @test "--opt reaches the autograph run only; a bad --opt is refused" {
     trace gpu
     simulate_json "$T/m.json" "$T/gpu.agt"
@@ -459,12 +480,20 @@ EOF2
 
 @test "a stream rests while its only sequence waits for its payback, when it runs nothing else (G2), and not where other launches come between (F4)" {
     # G2: 30 cuBLAS sgemm timed once; its one sequence could not pay for a trial there, and
-    # the rest of the region's launches pass rested, not as learning launches
-    run --separate-stderr "$CLI" simulate --costs "$COSTS" --opt LOG=debug --stats "$T/g2.json" \
-        "$ROOT/bench/traces/G2_cublas_once.agt.gz"
+    # the rest of the region's launches pass rested, not as learning launches. Its template
+    # exists when layouts are asked where needed (WORKER=0); with the worker its kernels'
+    # layouts wait for the host's next wait, past the region, and the sequence rests before it
+    # is a template (as on the H100)
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --opt LOG=debug --opt WORKER=0 \
+        --stats "$T/g2.json" "$ROOT/bench/traces/G2_cublas_once.agt.gz"
     assert_success
     [[ "$stderr" == *"is eager by policy (waiting for its payback); learning rests for"* ]]
     python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fates"]; assert f["rested_backoff"] >= 40, f' "$T/g2.json"
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --opt LOG=debug --stats "$T/g2w.json" \
+        "$ROOT/bench/traces/G2_cublas_once.agt.gz"
+    assert_success
+    [[ "$stderr" == *"repeats alone, not yet a template (its layouts unknown) and short of its payback"* ]]
+    python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fates"]; assert f["rested_backoff"] >= 40, f' "$T/g2w.json"
     # F4: the decode step's 10-launch sequence is found before the step's layers are: a rest
     # for it would put off learning them
     run --separate-stderr "$CLI" simulate --costs "$COSTS" --opt LOG=debug \

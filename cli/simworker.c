@@ -9,7 +9,9 @@
 #include <stdlib.h>
 
 #include "policy/options.h"
+#include "policy/stats.h"
 #include "cache/graph.h"
+#include "cache/params.h"
 #include "cache/upload.h"
 #include "cache/worker.h"
 #include "simdrv.h"
@@ -24,9 +26,45 @@ static job *g_head, *g_tail;
 static job *g_building;   /* built, published at g_free */
 static uint64_t g_free;   /* when the worker is next free (g_building's build ends) */
 static int g_stopped;
+/* Layout probes (params.c), as cache/worker.c has them: queued, and asked of the driver on the
+ * worker once it is woken where the host waits for the GPU (ag_worker_wake_due) or a function
+ * was seen 32 times meanwhile; a job without a request (q NULL) asks every queued one. */
+static int g_probe_due, g_probe_job;
+
+/* The probes go to the front of the queue: a template may wait for them. */
+static void wake_for_probes(void)
+{
+    g_probe_due = 0;
+    if (g_probe_job || g_stopped)
+        return;
+    job *j = malloc(sizeof *j);
+    if (!j)
+        return;
+    j->q = NULL;
+    j->t = sim_H;
+    j->next = g_head;
+    g_head = j;
+    if (!g_tail)
+        g_tail = j;
+    g_probe_job = 1;
+}
+
+static void probe_queued(int now)
+{
+    if (!now) {
+        g_probe_due = 1;
+        return;
+    }
+    if (!g_probe_due)
+        return;
+    ag_stat_inc(AG_ST_WORKER_WAKE_LAUNCH);
+    wake_for_probes();
+}
 
 void ag_worker_start(void)
 {
+    if (ag_opt(AG_OPT_WORKER) && !g_stopped)
+        ag_layout_async(probe_queued); /* layouts are asked about on the worker from now on */
 }
 
 int ag_worker_on(void)
@@ -80,9 +118,17 @@ static void do_event(uint64_t at)
         job *j = g_head;
         if (!(g_head = j->next))
             g_tail = NULL;
-        ag_build_run(j->q, ag_upload_stream(ag_build_ctx(j->q)));
-        g_building = j;
-        g_free = sim_H;
+        if (!j->q) { /* layout probes: their answers are published as each is asked */
+            g_probe_job = 0;
+            while (ag_layout_probe_pending())
+                ;
+            g_free = sim_H;
+            free(j);
+        } else {
+            ag_build_run(j->q, ag_upload_stream(ag_build_ctx(j->q)));
+            g_building = j;
+            g_free = sim_H;
+        }
     }
     sim_off_critical = off;
     sim_H = saved;
@@ -105,9 +151,11 @@ static void drain(void)
         job *j = g_head;
         if (!(g_head = j->next))
             g_tail = NULL;
-        ag_build_finish(j->q, 0);
+        if (j->q)
+            ag_build_finish(j->q, 0);
         free(j);
     }
+    g_probe_job = 0;
 }
 
 void ag_worker_quiesce(int forget_streams)
@@ -119,6 +167,7 @@ void ag_worker_quiesce(int forget_streams)
 
 void ag_worker_stop(void)
 {
+    ag_layout_async(NULL);
     drain();
     g_stopped = 1;
 }
@@ -130,5 +179,8 @@ void ag_worker_forked(void)
 
 void ag_worker_wake_due(void)
 {
-    /* the simulated engine asks for layouts where they are needed (no ag_layout_async) */
+    if (!g_probe_due)
+        return;
+    ag_stat_inc(AG_ST_WORKER_WAKE_ORDER);
+    wake_for_probes();
 }
