@@ -128,11 +128,10 @@ __attribute__((destructor)) static void report(void)
                 (double)atomic_load(&g_first[k]) / per_ns / 1e3, atomic_load(&g_first_faults[k]),
                 (double)atomic_load(&g_max[k]) / per_ns / 1e3);
     }
-    static const char *const marks[AG_SM_COUNT] = { "begun", "counted", "init", "engine on", "stream found",
-                                                    "locked", "to learn", "exit armed",
-                                                    "learner made", "prepared", "layout found",
-                                                    "context asked", "probe queued", "layout", "shape", "template looked up",
-                                                    "passed", "learned" };
+    static const char *const marks[AG_SM_COUNT] = {
+        "begun", "counted", "init", "engine on", "stream found", "locked", "to learn",
+        "exit armed", "learner made", "prepared", "layout found", "context asked",
+        "probe queued", "layout", "shape", "template looked up", "passed", "learned" };
     for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
         if (!g_slow[k])
             continue;
