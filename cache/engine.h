@@ -48,6 +48,15 @@ CUresult ag_order_stream(CUstream s, int ptsz); /* any work on or wait for strea
 void ag_order_waits(void);                      /* the host is about to wait for the GPU (a
                                                  * stream sync; ag_order_sync_copy and
                                                  * ag_order_all_call imply it) */
+/* Whether a stream call of this name waits for the GPU, so that its wrapper calls
+ * ag_order_waits first (the SYNC and ALL classes imply it). interpose/hooks.c asks with each
+ * wrapper's constant name (the comparisons fold at compile time), the replay model with a
+ * traced call's. */
+static inline int ag_call_waits(const char *name)
+{
+    return !__builtin_strcmp(name, "cuStreamSynchronize") ||
+           !__builtin_strcmp(name, "cuStreamSynchronize_ptsz");
+}
 CUresult ag_order_sync_copy(int ptsz);          /* synchronous copy/memset: default stream */
 void ag_order_all(void);                        /* frees, context sync: everything held */
 CUresult ag_order_all_call(void);               /* the same for an application's call: also

@@ -419,7 +419,7 @@ static void do_op(const sim_trace *t, const sim_call *c, run_result *res)
     switch (O->cls) {
     case AG_TRC_STREAM:
     case AG_TRC_COPY:
-        if (starts(name, "cuStreamSynchronize")) /* the host waits: interpose/hooks.c */
+        if (name && ag_call_waits(name)) /* the host waits, as the wrapper tells the engine */
             ag_order_waits();
         ag_order_stream(s, ptsz);
         break;

@@ -116,14 +116,6 @@ AG_OFFER_MEMCPY(cuMemcpyDtoHAsync_v2_ptsz, AG_CP_DTOH, void *, CUdeviceptr)
 AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
 AG_OFFER_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, AG_CP_DTOD, CUdeviceptr, CUdeviceptr)
 
-/* The stream calls in which the host waits for the GPU (the SYNC and ALL classes tell the
- * engine so themselves). A constant per wrapper: the comparisons fold at compile time. */
-static inline int hook_waits(const char *name)
-{
-    return !__builtin_strcmp(name, "cuStreamSynchronize") ||
-           !__builtin_strcmp(name, "cuStreamSynchronize_ptsz");
-}
-
 /* While a trace is recorded (ag_tr_on), the real call is recorded with the name, class and
  * argument (the event, the byte count: arg, arg2) the generator found for it. */
 #define AG_HOOK(action, name, ptsz, params, args, s, arg, arg2)                                \
@@ -136,7 +128,7 @@ static inline int hook_waits(const char *name)
         CUresult r;                                                                            \
         if (AG_OFFER_##action(name, ptsz, &r, args))                                           \
             return r;                                                                          \
-        if (hook_waits(#name))                                                                 \
+        if (ag_call_waits(#name))                                                              \
             ag_order_waits();                                                                  \
         CUresult pending = AG_PRE_##action(s, ptsz);                                           \
         ag_tr_tok tr_tok;                                                                      \
