@@ -70,3 +70,33 @@ setup() { harness_setup; }
     assert_equal "$(stat launches.watched)" 0
     assert_equal "$(stat streams.states)" 1
 }
+
+@test "learning: a loop body of 32 launches or more, back to back, is a template at its second sighting" {
+    # distinct N 3: iteration 0 watched, 1 and 2 learned (sightings 1 and 2). With the default
+    # MIN_REPEATS (3) a 40-launch body that repeats with nothing between is a loop's body: a
+    # template at sighting 2; an 8-launch one still waits for sighting 3
+    ag AUTOGRAPH_MIN_REPEATS=3 "$H/distinct" 40 3
+    assert_success
+    assert_output --partial "PASS distinct"
+    assert_equal "$(stat sequences.seen)" 1
+    assert_equal "$(stat sequences.templates)" 1
+    no_failures
+    ag AUTOGRAPH_MIN_REPEATS=3 "$H/distinct" 8 3
+    assert_success
+    assert_equal "$(stat sequences.seen)" 1
+    assert_equal "$(stat sequences.templates)" 0
+    ag AUTOGRAPH_MIN_REPEATS=3 "$H/distinct" 8 4
+    assert_success
+    assert_equal "$(stat sequences.templates)" 1
+    no_failures
+    # with a launch between its occurrences (spaced) a long sequence is no loop's body: all
+    # three sightings (F4's layer blocks, whose variants come and go between other work)
+    ag AUTOGRAPH_MIN_REPEATS=3 "$H/distinct" 40 3 created spaced
+    assert_success
+    assert_output --partial "PASS distinct"
+    assert_equal "$(stat sequences.templates)" 0
+    ag AUTOGRAPH_MIN_REPEATS=3 "$H/distinct" 40 4 created spaced
+    assert_success
+    assert_equal "$(stat sequences.templates)" 1
+    no_failures
+}

@@ -5,7 +5,10 @@
  * watch.h): the first iteration leaves no state and nothing learned; the loop is learned from
  * the second iteration on.
  *
- * Usage: distinct [n=50] [iterations=1] [stream=created|legacy|ptsz] */
+ * spaced: one more kernel and a synchronisation after each iteration's N, so that the
+ * N-launch sequence never follows its last occurrence directly (not a loop's body).
+ *
+ * Usage: distinct [n=50] [iterations=1] [stream=created|legacy|ptsz] [spaced] */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,10 +20,12 @@ int main(int argc, char **argv)
 {
     long n = hx_arg(argc, argv, 1, 50), iters = hx_arg(argc, argv, 2, 1);
     const char *kind = argc > 3 ? argv[3] : "created";
+    int spaced = argc > 4 && !strcmp(argv[4], "spaced");
+    HX_ASSERT(argc <= 4 || spaced, "distinct: %s?", argv[4]);
     HX_ASSERT(n >= 1 && n <= MAX_N && iters >= 1, "distinct: bad arguments");
     hx_init();
-    static CUfunction f[MAX_N];
-    for (long k = 0; k < n; k++) {
+    static CUfunction f[MAX_N + 1];
+    for (long k = 0; k < n + spaced; k++) {
         char name[32];
         snprintf(name, sizeof name, "distinct_%ld", k);
         f[k] = hx_kernel_rec(name);
@@ -31,19 +36,21 @@ int main(int argc, char **argv)
         CK(cuStreamCreate(&s, 0));
     else
         HX_ASSERT(ptsz || !strcmp(kind, "legacy"), "distinct: stream %s?", kind);
-    hx_log *log = hx_log_new((uint32_t)(iters * n + 8));
-    static hx_entry exp[MAX_N];
+    const long per = n + spaced; /* launches per iteration */
+    hx_log *log = hx_log_new((uint32_t)(iters * per + 8));
+    static hx_entry exp[MAX_N + 1];
     for (long it = 0; it < iters; it++) {
-        for (long k = 0; k < n; k++) {
+        for (long k = 0; k < per; k++) {
             uint32_t kid = (uint32_t)k + 1, val = (uint32_t)it;
             if (ptsz)
                 hx_rec_ptsz(f[k], s, log, kid, val);
             else
                 hx_rec(f[k], s, log, kid, val);
             exp[k] = (hx_entry){ kid, val, 0 };
+            if (k == n - 1 || k == n)
+                CK(ptsz ? cuStreamSynchronize_ptsz(s) : cuStreamSynchronize(s));
         }
-        CK(ptsz ? cuStreamSynchronize_ptsz(s) : cuStreamSynchronize(s));
-        hx_log_expect(log, (uint32_t)(it * n), exp, (uint32_t)n, "distinct", it);
+        hx_log_expect(log, (uint32_t)(it * per), exp, (uint32_t)per, "distinct", it);
     }
     if (s)
         CK(cuStreamDestroy_v2(s));
