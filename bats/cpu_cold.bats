@@ -42,3 +42,21 @@ setup() { load helpers; }
     assert_equal "$(stat streams.states)" 1
     assert_equal "$(stat streams.spares)" 2
 }
+
+@test "cuInit rehearses the first launch's path, with no effect the program can see (fake driver)" {
+    # the rehearsal reads what a watched launch reads, on a stream no program has; it makes no
+    # state, sets no filter bit and calls no driver function. distinct 1 1: one kernel once,
+    # so its launch is the process's first and must still be watched
+    local h="$BUILD/harness/distinct"
+    [ -x "$h" ] || skip "make harness first"
+    run env LD_PRELOAD="$LIB" AUTOGRAPH_LOG=debug AUTOGRAPH_STATS=1 FAKECUDA_TRACE=1 "$h" 1 1
+    assert_success
+    run awk '/call cuInit$/ && !i { i = NR; next } /first launch.s path rehearsed/ && !r { r = NR }
+             i && /fakecuda: call / && !n { n = NR }
+             END { print (i && r && n && i < r && r < n) ? "in cuInit, no driver call" : "not" }' <<<"$output"
+    assert_output "in cuInit, no driver call"
+    run env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 "$h" 1 1
+    assert_success
+    assert_equal "$(stat launches.watched)" 1
+    assert_equal "$(stat streams.states)" 0
+}

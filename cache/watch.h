@@ -133,4 +133,14 @@ static inline int ag_watch_launch(CUstream s, int ptsz, const void *f)
     return (atomic_fetch_or_explicit(w, mask, memory_order_relaxed) & mask) != mask;
 }
 
+/* At cuInit (ag_launch_rehearse): the filters read into the cache, nothing set. */
+static inline void ag_watch_rehearse(void)
+{
+    (void)ag_watch_rule_quiet(0);
+    for (size_t i = 0; i < sizeof ag_watch.pairs; i += 64)
+        __builtin_prefetch((const char *)ag_watch.pairs + i, 1, 3);
+    for (size_t i = 0; i < sizeof ag_watch.states; i += 64)
+        __builtin_prefetch((const char *)ag_watch.states + i, 0, 3);
+}
+
 #endif

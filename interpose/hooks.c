@@ -189,6 +189,7 @@ AG_EXPORT CUresult CUDAAPI cuInit(unsigned int flags)
     if (r == CUDA_SUCCESS) {
         ag_engine_prepare(); /* opens the trace, when one is to be recorded */
         ag_image_warm();
+        ag_launch_rehearse();
     }
     if (AG_UNLIKELY(ag_tr_active()))
         ag_tr_init_call(t0, t1, r);
