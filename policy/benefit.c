@@ -65,6 +65,7 @@ static void start_trial_after_probe(ag_benefit *b)
     b->nspe = nspe;
     b->gpu_marked = nge > 0;
     b->carried = 1;
+    b->carried_ne = ne;
 }
 
 static void start_probe(ag_benefit *b)
@@ -98,8 +99,12 @@ int ag_benefit_want_graph(const ag_benefit *b)
         return 0;
     default:
         /* after a probe: graphs until their samples are as many as the probe's eager ones
-         * (an occurrence that ran eagerly while its graph was built is neither) */
+         * (an occurrence that ran eagerly while its graph was built is neither)... */
         if (b->carried && (b->ng < b->ne || (b->gpu_marked && b->ngg < b->nge)))
+            return 1;
+        /* ...and one more before the trial's first eager occurrence, where an early end may
+         * then allow one slow graph sample (separated, below) */
+        if (b->carried && b->ne == b->carried_ne && b->ng == b->ne && b->ne >= EARLY_SAMPLES)
             return 1;
         /* blocks of graph, then eager, ...: the first block builds the graph */
         return (b->nocc / AG_BEN_BLOCK) % 2 == 0;
@@ -152,6 +157,21 @@ static uint64_t min_of(const uint64_t *v, unsigned n)
     for (unsigned i = 0; i < n; i++)
         m = v[i] < m ? v[i] : m;
     return m;
+}
+
+/* The second largest of v[0..n) (n >= 2). */
+static uint64_t max_but_one(const uint64_t *v, unsigned n)
+{
+    uint64_t a = 0, b = 0; /* the largest, the second */
+    for (unsigned i = 0; i < n; i++) {
+        if (v[i] > a) {
+            b = a;
+            a = v[i];
+        } else if (v[i] > b) {
+            b = v[i];
+        }
+    }
+    return b;
 }
 
 /* Off for the current back-off; the next one is `growth` times longer (capped). */
@@ -261,12 +281,18 @@ static int clear_loss_so_far(const ag_benefit *b)
 }
 
 /* ...and when graphs already win beyond doubt on one measure (every graph sample faster than
- * every eager one by CLEAR_WIN_PCT) while the other is not worse: every further eager
- * occurrence would cost the program (a 4x win paid ~4 eager occurrences more per trial). */
+ * every eager one by CLEAR_WIN_PCT; with more than EARLY_SAMPLES graph samples, all but one)
+ * while the other is not worse: every further eager occurrence would cost the program (a 4x
+ * win paid ~4 eager occurrences more per trial). The one: a trial's first graph occurrences
+ * can be slowed by the build just done (ResNet-50 on the H100, thirteenth session: one slow
+ * graph sample made 2 of 3 processes run all 8 of each, five more eager forwards), and a
+ * graph occurrence more costs the program nothing. */
 static int separated(const uint64_t *g, unsigned ng, const uint64_t *e, unsigned ne)
 {
-    return ng >= EARLY_SAMPLES && ne >= EARLY_SAMPLES &&
-           better(max_of(g, ng), min_of(e, ne), CLEAR_WIN_PCT);
+    if (ng < EARLY_SAMPLES || ne < EARLY_SAMPLES)
+        return 0;
+    return better(ng > EARLY_SAMPLES ? max_but_one(g, ng) : max_of(g, ng), min_of(e, ne),
+                  CLEAR_WIN_PCT);
 }
 
 static int clear_win_so_far(const ag_benefit *b)

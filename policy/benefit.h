@@ -59,7 +59,8 @@ typedef struct ag_benefit {
     uint8_t gpu_bound;       /* the last probe found the GPU the bottleneck */
     uint8_t queued;          /* graph occurrences find earlier work still queued on the GPU:
                               * no pieces (the engine's plan reads it) */
-    uint8_t carried;         /* this trial began with its probe's eager samples */
+    uint8_t carried;         /* this trial began with its probe's eager samples... */
+    uint8_t carried_ne;      /* ...this many of the host's */
     uint8_t nspg, nspe;      /* span samples taken in this trial (ag_benefit_span) */
     uint16_t nmarked;        /* occurrences marked in this probe or trial */
     uint32_t trial_id;       /* GPU samples carry the id of the trial they were marked in */
