@@ -370,3 +370,15 @@ setup() { harness_setup; }
     at_least graphs.replays 3000
     no_failures
 }
+
+@test "NVTX: with no tool attached, no replay formats its sequence's range name" {
+    # nvtx3 gives a NULL domain and NULL strings without a tool; the name (snprintf) was once
+    # formatted again at every graph launch, since its NULL handle was never kept
+    local fmt="$BATS_TEST_DIRNAME/../build/tests/libfmtcount.so"
+    [ -e "$fmt" ] || skip "make progs first"
+    ag LD_PRELOAD="$fmt $LIB" "$H/loop8" 200
+    assert_success
+    assert_output --partial "PASS loop8"
+    at_least graphs.replays 100
+    assert_output --partial "fmtcount: 0"
+}

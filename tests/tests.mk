@@ -56,5 +56,9 @@ $(BUILD)/tests/resident: tests/progs/resident.c $(FAKECUDA_LIB)
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall $< -o $@ -L$(BUILD)/fakecuda -lcuda \
 	    -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -ldl
 progs: $(BUILD)/tests/resident
+$(BUILD)/tests/libfmtcount.so: tests/progs/fmtcount.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -fPIC -shared $< -o $@
+progs: $(BUILD)/tests/libfmtcount.so
 
 -include tests/sanitize.mk
