@@ -11,6 +11,7 @@
 #include "cache/engine.h"
 #include "cache/flush.h"
 #include "cache/internal.h"
+#include "cache/params.h"
 #include "cache/selftime.h"
 #include "cache/worker.h"
 
@@ -86,7 +87,7 @@ CUresult ag_order_result(CUstream s, int ptsz, CUresult r, CUresult pending)
 void ag_order_waits(void)
 {
     if (ag_engine_started())
-        ag_worker_wake_due();
+        ag_layout_wake_due();
 }
 
 CUresult ag_order_sync_copy(int ptsz)
@@ -98,7 +99,7 @@ CUresult ag_order_sync_copy(int ptsz)
 void ag_order_all(void)
 {
     if (ag_engine_started()) {
-        ag_worker_wake_due();
+        ag_layout_wake_due();
         ag_flush_all(AG_ST_FL_ALL);
     }
 }
@@ -107,7 +108,7 @@ CUresult ag_order_all_call(void)
 {
     if (!ag_engine_started())
         return CUDA_SUCCESS;
-    ag_worker_wake_due();
+    ag_layout_wake_due();
     return ag_flush_all_take();
 }
 

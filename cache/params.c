@@ -13,6 +13,8 @@
 #include "policy/filter.h"
 #include "policy/log.h"
 #include "policy/options.h"
+#include "policy/stats.h"
+#include "cache/compiler.h"
 #include "cache/driver.h"
 #include "cache/selftime.h"
 #include "cache/shape.h"
@@ -34,7 +36,14 @@ static struct {
     CUcontext ctx;           /* the asking thread's current context: the driver answers in it */
 } g_pending[PENDING];
 static unsigned g_npending;
-static void (*g_wake)(int now);
+static void (*g_wake)(void);
+/* Probes queued, the worker not woken for them yet (read without g_lock). A wake-up is a
+ * system call, which the launch that first asks for a layout would pay, and the probes then
+ * run in the driver beside the application's next launches, slowing them: the worker is woken
+ * where the host next waits for the GPU instead (ag_layout_wake_due: a stream or context sync,
+ * a synchronous copy, a free), or in a launch once the function was seen again
+ * AG_LAYOUT_WAKE_AFTER times with no such wait. */
+static atomic_int g_due;
 
 static entry *g_table;
 static entry *g_retired;
@@ -224,9 +233,19 @@ static void ask(void *h)
     }
     pthread_rwlock_unlock(&g_lock);
     AG_SELF_MARK(AG_SM_L_QUEUED);
-    void (*wake)(int) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
-    if (queued && wake)
-        wake(0);
+    if (queued && __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE))
+        atomic_store_explicit(&g_due, 1, memory_order_release);
+}
+
+/* The worker is woken for what is due. */
+static void wake_due(enum ag_stat why)
+{
+    void (*wake)(void) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
+    if (!wake)
+        return;
+    ag_stat_inc(why);
+    atomic_store_explicit(&g_due, 0, memory_order_relaxed);
+    wake();
 }
 
 /* A function whose probe is queued was seen again: after AG_LAYOUT_WAKE_AFTER sightings with
@@ -234,9 +253,8 @@ static void ask(void *h)
 static void seen_waiting(entry *e)
 {
     uint8_t n = __atomic_add_fetch(&e->waiting, 1, __ATOMIC_RELAXED);
-    void (*wake)(int) = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
-    if (n == AG_LAYOUT_WAKE_AFTER && wake)
-        wake(1);
+    if (n == AG_LAYOUT_WAKE_AFTER && atomic_load_explicit(&g_due, memory_order_relaxed))
+        wake_due(AG_ST_WORKER_WAKE_LAUNCH); /* (not woken at a wait since) */
 }
 
 static const ag_layout *slow_get(void *h, unsigned epoch, int *first)
@@ -288,9 +306,23 @@ const ag_layout *ag_layout_known(void *h)
     return ag_layout_get_seen(h, &asked); /* (asked: a probe is queued, or h is new) */
 }
 
-void ag_layout_async(void (*wake)(int now))
+void ag_layout_async(void (*wake)(void))
 {
     __atomic_store_n(&g_wake, wake, __ATOMIC_RELEASE);
+    if (!wake)
+        atomic_store_explicit(&g_due, 0, memory_order_relaxed);
+}
+
+void ag_layout_wake_due(void)
+{
+    if (AG_LIKELY(!atomic_load_explicit(&g_due, memory_order_relaxed)))
+        return;
+    wake_due(AG_ST_WORKER_WAKE_ORDER);
+}
+
+int ag_layout_take_due(void)
+{
+    return atomic_exchange_explicit(&g_due, 0, memory_order_relaxed);
 }
 
 int ag_layout_probe_pending(void)

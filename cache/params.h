@@ -45,11 +45,16 @@ const ag_layout *ag_layout_get_seen(void *f, int *first);
  * when there is one, else now, as ag_layout_get). For making templates. */
 const ag_layout *ag_layout_known(void *f);
 
-/* The worker: wake(0) is called when a probe is queued, wake(1) when a function whose probe
- * is still queued has been seen AG_LAYOUT_WAKE_AFTER more times (NULL: every probe is made
- * where it is needed); ag_layout_probe_pending makes one queued probe, 0 when none was queued. */
+/* The worker: probes are queued for it (wake NULL: every probe is made where it is needed),
+ * and wake() is called when they are due: where the host waits for the GPU
+ * (ag_layout_wake_due, order.c), or when a function whose probe is still queued has been seen
+ * AG_LAYOUT_WAKE_AFTER more times. ag_layout_take_due: whether probes were due (no longer),
+ * for a worker awake anyway. ag_layout_probe_pending makes one queued probe, 0 when none was
+ * queued. */
 #define AG_LAYOUT_WAKE_AFTER 32
-void ag_layout_async(void (*wake)(int now));
+void ag_layout_async(void (*wake)(void));
+void ag_layout_wake_due(void);
+int ag_layout_take_due(void);
 int ag_layout_probe_pending(void);
 /* Forgets the probes not yet made (before an unload or a context's teardown). */
 void ag_layout_drop_pending(void);

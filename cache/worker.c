@@ -35,14 +35,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER, g_idle = PTHREAD_COND_INITIALIZER;
 static job *g_head, *g_tail;
 static int g_started, g_stop, g_busy; /* g_busy: a request is out of the queue, not finished */
-static int g_probes;                  /* layout probes queued (params.c) */
-/* Layout probes queued, the worker not woken for them yet (read without g_mu). A wake-up is a
- * system call, which the launch that first asks for a layout would pay, and the probes then
- * run in the driver beside the application's next launches, slowing them: the worker is woken
- * where the host next waits for the GPU instead (ag_worker_wake_due: a stream or context
- * sync, a synchronous copy, a free), or in a launch once the function was seen again 32 times
- * with no such wait. */
-static atomic_int g_due;
+static int g_probes;                  /* layout probes due (params.c: ag_layout_async) */
 static pthread_t g_thread;
 
 /* Waits while any application capture is under way (the worker's calls could otherwise land
@@ -89,7 +82,7 @@ static void *run(void *unused)
             pthread_cond_wait(&g_work, &g_mu);
         if (__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
             break;
-        if (atomic_exchange_explicit(&g_due, 0, memory_order_relaxed)) /* (awake anyway) */
+        if (ag_layout_take_due()) /* (awake anyway) */
             g_probes = 1;
         if (g_probes) { /* a layout first: a template may be waiting for it */
             g_probes = 0;
@@ -120,35 +113,13 @@ static void *run(void *unused)
     return NULL;
 }
 
+/* Layout probes are due (params.c). */
 static void wake_for_probes(void)
 {
     pthread_mutex_lock(&g_mu);
-    atomic_store_explicit(&g_due, 0, memory_order_relaxed);
     g_probes = 1;
     pthread_cond_signal(&g_work);
     pthread_mutex_unlock(&g_mu);
-}
-
-/* A layout probe was queued (now = 0), or its function keeps launching (now = 1: unless the
- * worker was woken since, at an ordering point): params.c calls this. */
-static void probe_queued(int now)
-{
-    if (!now) {
-        atomic_store_explicit(&g_due, 1, memory_order_release);
-        return;
-    }
-    if (!atomic_load_explicit(&g_due, memory_order_relaxed))
-        return;
-    ag_stat_inc(AG_ST_WORKER_WAKE_LAUNCH);
-    wake_for_probes();
-}
-
-void ag_worker_wake_due(void)
-{
-    if (AG_LIKELY(!atomic_load_explicit(&g_due, memory_order_relaxed)))
-        return;
-    ag_stat_inc(AG_ST_WORKER_WAKE_ORDER);
-    wake_for_probes();
 }
 
 /* Under g_mu. */
@@ -173,7 +144,7 @@ static int start_locked(void)
     }
     __atomic_store_n(&g_started, r ? -1 : 1, __ATOMIC_RELAXED); /* (read unlocked: worker_on) */
     if (!r)
-        ag_layout_async(probe_queued); /* layouts are asked about here from now on */
+        ag_layout_async(wake_for_probes); /* layouts are asked about here from now on */
     if (r)
         ag_log(AG_LOG_WARN, "cannot start the worker thread: graphs are built on the launching "
                "thread");
@@ -275,7 +246,7 @@ void ag_worker_forked(void)
     pthread_cond_init(&g_work, NULL);
     pthread_cond_init(&g_idle, NULL);
     g_head = g_tail = NULL;
-    atomic_store_explicit(&g_due, 0, memory_order_relaxed);
+    ag_layout_async(NULL);
     __atomic_store_n(&g_started, 0, __ATOMIC_RELAXED);
     g_busy = 0;
     __atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED);

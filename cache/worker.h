@@ -13,9 +13,6 @@ int ag_worker_on(void);
 /* Hands q to the worker (never waits for it); -1 when it cannot take it (the caller finishes
  * q with ag_build_finish(q, 0)). */
 int ag_worker_submit(ag_build_req *q);
-/* The host is about to wait for the GPU (order.c): wakes the worker if layout probes were
- * queued since it last looked (they do not wake it from the launch that queues them). */
-void ag_worker_wake_due(void);
 /* Drops every request not begun and waits for the one under way: before a module unload or a
  * context's teardown (whose functions a build could be using; forget_streams: the worker's
  * upload streams are destroyed too, made again when needed) and before fork. No stream lock

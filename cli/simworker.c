@@ -26,15 +26,14 @@ static job *g_head, *g_tail;
 static job *g_building;   /* built, published at g_free */
 static uint64_t g_free;   /* when the worker is next free (g_building's build ends) */
 static int g_stopped;
-/* Layout probes (params.c), as cache/worker.c has them: queued, and asked of the driver on the
- * worker once it is woken where the host waits for the GPU (ag_worker_wake_due) or a function
- * was seen 32 times meanwhile; a job without a request (q NULL) asks every queued one. */
-static int g_probe_due, g_probe_job;
+/* Layout probes (params.c), as cache/worker.c has them: asked of the driver on the worker
+ * once they are due (params.c: where the host waits for the GPU, or a function was seen 32
+ * times meanwhile); a job without a request (q NULL) asks every queued one. */
+static int g_probe_job;
 
 /* The probes go to the front of the queue: a template may wait for them. */
 static void wake_for_probes(void)
 {
-    g_probe_due = 0;
     if (g_probe_job || g_stopped)
         return;
     job *j = malloc(sizeof *j);
@@ -49,22 +48,10 @@ static void wake_for_probes(void)
     g_probe_job = 1;
 }
 
-static void probe_queued(int now)
-{
-    if (!now) {
-        g_probe_due = 1;
-        return;
-    }
-    if (!g_probe_due)
-        return;
-    ag_stat_inc(AG_ST_WORKER_WAKE_LAUNCH);
-    wake_for_probes();
-}
-
 void ag_worker_start(void)
 {
     if (ag_opt(AG_OPT_WORKER) && !g_stopped)
-        ag_layout_async(probe_queued); /* layouts are asked about on the worker from now on */
+        ag_layout_async(wake_for_probes); /* layouts are asked about on the worker from now on */
 }
 
 int ag_worker_on(void)
@@ -177,10 +164,3 @@ void ag_worker_forked(void)
     g_stopped = 1;
 }
 
-void ag_worker_wake_due(void)
-{
-    if (!g_probe_due)
-        return;
-    ag_stat_inc(AG_ST_WORKER_WAKE_ORDER);
-    wake_for_probes();
-}

@@ -13,7 +13,7 @@ $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
 $(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h policy/stats.c $(POLICY_BASE)
 $(BUILD)/tests/test_traceread: tests/test_traceread.c cli/traceread.c cli/traceread.h
 $(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c policy/filter.c \
-                            $(POLICY_BASE)
+                            policy/stats.c $(POLICY_BASE)
 
 $(UNIT_BINS): tests/check.h $(wildcard cache/*.h policy/*.h) tests/tests.mk
 	@mkdir -p $(dir $@)
