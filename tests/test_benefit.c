@@ -438,12 +438,14 @@ static void test_probe_gpu_bound(void)
     CHECK(ag_benefit_want_graph(&b));
 }
 
+/* (trial_occs: the first g_slow_graphs graph samples' host and GPU intervals are
+ * g_slow_graph) */
+static uint64_t g_slow_graph;
+static int g_slow_graphs;
+
 /* A trial's occurrences as the engine runs them: the previous occurrence's GPU interval
  * arrives as the next begins, marked occurrences are told, the first `building` graph
  * occurrences ran eagerly while the graph was built (no sample). Returns the eager ones. */
-/* (the first g_slow_graphs graph samples' host and GPU intervals, when set: g_slow_graph) */
-static uint64_t g_slow_graph;
-static int g_slow_graphs;
 
 static int trial_occs(ag_benefit *b, uint64_t *t, uint64_t hg, uint64_t he, uint64_t gg,
                       uint64_t ge, int building, int max)
@@ -548,6 +550,7 @@ static void test_probe_carried_modest_win(void)
     g_slow_graph = 4850000;
     g_slow_graphs = 1;
     eager = trial_occs(&b, &t, 4200000, 4800000, 4200000, 4800000, 1, 100);
+    g_slow_graphs = 0;
     CHECK_EQ(b.state, AG_BEN_ON);
     CHECK_EQ(eager, 0);
     CHECK_EQ(b.ng, 5);

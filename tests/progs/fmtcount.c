@@ -1,5 +1,5 @@
 /* A preloaded snprintf that counts the calls formatting an NVTX sequence name ("autograph:
- * sequence ..."), printed at exit as "fmtcount: N" (bats/cpu_harness_cost.bats). */
+ * sequence ..."), printed at exit as "fmtcount: N" (bats/cpu_harness.bats, the NVTX test). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdatomic.h>
