@@ -16,8 +16,6 @@
 
 #include "policy/log.h"
 #include "policy/options.h"
-#include "policy/stats.h"
-#include "cache/compiler.h"
 #include "cache/driver.h"
 #include "cache/graph.h"
 #include "cache/params.h"

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "policy/options.h"
-#include "policy/stats.h"
 #include "cache/graph.h"
 #include "cache/params.h"
 #include "cache/upload.h"
