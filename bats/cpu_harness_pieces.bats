@@ -287,6 +287,9 @@ graph_launches_are() {
     # the trial ended with a decision
     grep -Eq '^autograph(\[[0-9:]+\])?: debug: sequence [0-9a-f]+: (graphs pay|eager is as fast) \(median' <<<"$output" ||
         fail "no trial decision in the log"
+    # ...with the samples that decided it (on the fake GPU too: the marks were read back)
+    grep -Eq 'debug: sequence [0-9a-f]+: .*samples in us, host: graph \[[0-9. ]+\] eager \[[0-9. ]+\]; gpu: graph \[' <<<"$output" ||
+        fail "the decision line lacks its samples"
     # occurrences were marked (event records on the stream) and read back
     local n
     n="$(grep -c '^fakecuda: call cuEventElapsedTime_v2$' <<<"$output" || true)"

@@ -224,9 +224,14 @@ void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
     if (before == AG_BEN_TRIAL && T->ben.state != AG_BEN_TRIAL) {
         int on = T->ben.state == AG_BEN_ON;
         ag_stat_inc(on ? AG_ST_POLICY_ON : AG_ST_POLICY_OFF);
-        ag_log(AG_LOG_DEBUG, "sequence %016llx: %s (median %.1f us as a graph, %.1f us eager)",
-               (unsigned long long)T->key, on ? "graphs pay" : "eager is as fast",
-               T->ben.med_graph / 1e3, T->ben.med_eager / 1e3);
+        if (ag_log_level() >= AG_LOG_DEBUG) {
+            char samples[1024];
+            ag_benefit_describe(&T->ben, samples, sizeof samples);
+            ag_log_write(AG_LOG_DEBUG, "sequence %016llx: %s (median %.1f us as a graph, %.1f "
+                         "us eager; samples in us, %s)", (unsigned long long)T->key,
+                         on ? "graphs pay" : "eager is as fast", T->ben.med_graph / 1e3,
+                         T->ben.med_eager / 1e3, samples);
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 /* See benefit.h. */
 #include "benefit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define MARGIN_PCT 2          /* graphs must beat eager by this much to stay on... */
@@ -270,41 +271,45 @@ static void decide(ag_benefit *b)
     }
 }
 
-/* A trial may end before all its samples are in when graphs already lose clearly on one
- * measure: every further graph occurrence would cost the program. */
-static int clear_loss_so_far(const ag_benefit *b)
-{
-    return (b->ng >= EARLY_SAMPLES && b->ne >= EARLY_SAMPLES &&
-            !not_worse(med_of(b->sg, b->ng), med_of(b->se, b->ne), CLEAR_LOSS_PCT)) ||
-           (b->ngg >= EARLY_SAMPLES && b->nge >= EARLY_SAMPLES &&
-            !not_worse(med_of(b->gg, b->ngg), med_of(b->ge, b->nge), CLEAR_LOSS_PCT));
-}
-
-/* ...and when graphs already win beyond doubt on one measure (every graph sample faster than
- * every eager one by CLEAR_WIN_PCT; with more than EARLY_SAMPLES graph samples, all but one)
- * while the other is not worse: every further eager occurrence would cost the program (a 4x
- * win paid ~4 eager occurrences more per trial). The one: a trial's first graph occurrences
- * can be slowed by the build just done (ResNet-50 on the H100, thirteenth session: one slow
- * graph sample made 2 of 3 processes run all 8 of each, five more eager forwards), and a
- * graph occurrence more costs the program nothing. */
-static int separated(const uint64_t *g, unsigned ng, const uint64_t *e, unsigned ne)
+/* Whether the samples g beat the samples e beyond doubt: the largest of g (with more than
+ * EARLY_SAMPLES of them, all but the largest) faster than the smallest of e by pct percent. */
+static int separated(const uint64_t *g, unsigned ng, const uint64_t *e, unsigned ne,
+                     unsigned pct)
 {
     if (ng < EARLY_SAMPLES || ne < EARLY_SAMPLES)
         return 0;
-    return better(ng > EARLY_SAMPLES ? max_but_one(g, ng) : max_of(g, ng), min_of(e, ne),
-                  CLEAR_WIN_PCT);
+    return better(ng > EARLY_SAMPLES ? max_but_one(g, ng) : max_of(g, ng), min_of(e, ne), pct);
 }
 
+/* A trial may end before all its samples are in when graphs already lose beyond doubt on one
+ * measure (eager separated from graphs): every further graph occurrence would cost the
+ * program. Medians do not end it: a trial's first block of graph occurrences can run slower
+ * than the later ones (ResNet-50 on the H100, fourteenth session: the first 3-4 graph samples
+ * 5.1-5.7 ms, the next ones 3.1-3.5, eager 4.3-4.9), and one process in six lost its graphs
+ * for good on medians after 4 samples of each. */
+static int clear_loss_so_far(const ag_benefit *b)
+{
+    return separated(b->se, b->ne, b->sg, b->ng, CLEAR_LOSS_PCT) ||
+           separated(b->ge, b->nge, b->gg, b->ngg, CLEAR_LOSS_PCT);
+}
+
+/* ...and when graphs already win beyond doubt on one measure (graphs separated from eager)
+ * while the other is not worse: every further eager occurrence would cost the program (a 4x
+ * win paid ~4 eager occurrences more per trial). All but one graph sample, past
+ * EARLY_SAMPLES: a trial's first graph occurrences can be slowed by the build just done
+ * (ResNet-50 on the H100, thirteenth session: one slow graph sample made 2 of 3 processes run
+ * all 8 of each, five more eager forwards), and a graph occurrence more costs the program
+ * nothing. */
 static int clear_win_so_far(const ag_benefit *b)
 {
     if (!b->gpu_marked) /* no GPU view here: the host's alone */
-        return separated(b->sg, b->ng, b->se, b->ne);
+        return separated(b->sg, b->ng, b->se, b->ne, CLEAR_WIN_PCT);
     int host_ok = b->ng >= EARLY_SAMPLES && b->ne >= EARLY_SAMPLES &&
                   not_worse(med_of(b->sg, b->ng), med_of(b->se, b->ne), NOT_WORSE_PCT);
     int gpu_ok = b->ngg >= EARLY_GPU_SAMPLES && b->nge >= EARLY_GPU_SAMPLES &&
                  not_worse(med_of(b->gg, b->ngg), med_of(b->ge, b->nge), NOT_WORSE_PCT);
-    return (separated(b->sg, b->ng, b->se, b->ne) && gpu_ok) ||
-           (separated(b->gg, b->ngg, b->ge, b->nge) && host_ok);
+    return (separated(b->sg, b->ng, b->se, b->ne, CLEAR_WIN_PCT) && gpu_ok) ||
+           (separated(b->gg, b->ngg, b->ge, b->nge, CLEAR_WIN_PCT) && host_ok);
 }
 
 static int trial_done(const ag_benefit *b)
@@ -505,4 +510,37 @@ void ag_benefit_failed(ag_benefit *b)
 {
     b->prev_t = 0;
     turn_off(b, 2);
+}
+
+/* Appends " NAME [v0 v1 ...]" (us) to buf at *at, when there are samples. */
+static void describe_one(char *buf, size_t n, size_t *at, const char *name, const uint64_t *v,
+                         unsigned k)
+{
+    if (!k || *at >= n)
+        return;
+    int w = snprintf(buf + *at, n - *at, " %s [", name);
+    for (unsigned i = 0; w > 0 && i < k && *at + (size_t)w < n; i++)
+        w += snprintf(buf + *at + w, n - *at - w, "%s%.1f", i ? " " : "", (double)v[i] / 1e3);
+    if (w > 0 && *at + (size_t)w < n)
+        w += snprintf(buf + *at + w, n - *at - w, "]");
+    *at = w > 0 && *at + (size_t)w < n ? *at + (size_t)w : n;
+}
+
+void ag_benefit_describe(const ag_benefit *b, char *buf, size_t n)
+{
+    size_t at = 0;
+    if (!n)
+        return;
+    buf[0] = 0;
+    static const char *const what[3] = { "host:", "gpu:", "spans:" };
+    const uint64_t *g[3] = { b->sg, b->gg, b->spg }, *e[3] = { b->se, b->ge, b->spe };
+    const unsigned ng[3] = { b->ng, b->ngg, b->nspg }, ne[3] = { b->ne, b->nge, b->nspe };
+    for (int m = 0; m < 3; m++) {
+        if (!ng[m] && !ne[m])
+            continue;
+        if (at < n)
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? "; " : "", what[m]);
+        describe_one(buf, n, &at, "graph", g[m], ng[m]);
+        describe_one(buf, n, &at, "eager", e[m], ne[m]);
+    }
 }

@@ -30,6 +30,7 @@
 #ifndef AG_BENEFIT_H
 #define AG_BENEFIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define AG_BEN_SAMPLES 8     /* host samples of each mode a trial wants */
@@ -196,5 +197,10 @@ void ag_benefit_trust(ag_benefit *b);
 
 /* Graph calls failed for this sequence: eager for a while, then try again. */
 void ag_benefit_failed(ag_benefit *b);
+
+/* The samples of the trial just decided (or under way), in the order they were taken, in us:
+ * "host: graph [a b ...] eager [...]; gpu: ...; spans: ..." (measures without samples left
+ * out), for the debug log's decision line: a trial decided by a noisy stretch shows it. */
+void ag_benefit_describe(const ag_benefit *b, char *buf, size_t n);
 
 #endif

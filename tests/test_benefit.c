@@ -364,6 +364,26 @@ static void test_clear_loss_ends_early(void)
     CHECK_EQ(b.backoff, 256);
 }
 
+/* A trial whose first block of graph occurrences runs slower than eager, and every later one
+ * faster (ResNet-50 on the H100: graph 5.1-5.7 ms, then 3.1-3.5; eager 4.2-5.7): no early end
+ * on the first block, graphs on. */
+static void test_slow_first_graph_block(void)
+{
+    static const uint64_t eager[] = { 4618, 4316, 4241, 5675, 4500, 4400, 4700, 4300 };
+    ag_benefit b;
+    ag_benefit_init(&b, 0, 281);
+    skip_probe(&b);
+    uint64_t t = 1;
+    int graphs = 0, eagers = 0, n = 0;
+    while (b.state == AG_BEN_TRIAL && n++ < 100) {
+        int want = ag_benefit_want_graph(&b);
+        ag_benefit_occurred(&b, want, want && graphs == 0, t);
+        t += 1000 * (want ? (graphs++ <= 4 ? 5200 : 3300) : eager[eagers++ % 8]);
+    }
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(eagers >= 4 && graphs > 5);
+}
+
 /* One probe occurrence as the engine runs it: marked (when wanted), looked at (`behind`: the
  * GPU had not reached the previous occurrence's start), told. The GPU's interval of the
  * previous occurrence arrives now. Returns whether a graph was wanted (never, in a probe). */
@@ -838,8 +858,33 @@ static void test_spans_when_no_intervals(void)
     CHECK(b.med_graph == 1000000 && b.med_eager == 2000000);
 }
 
+/* The decision line's samples: every host sample of the trial, in the order taken, in us; a
+ * buffer too small is cut, never overrun. */
+static void test_describe(void)
+{
+    ag_benefit b;
+    uint64_t t = 1000;
+    trial_until_decided(&b, 8, 30000, 100000, &t);
+    CHECK(b.state == AG_BEN_ON && b.ng >= 4 && b.ne >= 4);
+    char buf[512], want[64];
+    ag_benefit_describe(&b, buf, sizeof buf);
+    CHECK(strncmp(buf, "host: graph [30.0 30.0", 22) == 0);
+    snprintf(want, sizeof want, "eager [100.0");
+    CHECK(strstr(buf, want) != NULL);
+    unsigned n = 0;
+    for (const char *p = buf; (p = strstr(p, "30.0")); p++)
+        n++;
+    CHECK_EQ(n, b.ng); /* (the first graph sample, the build's, is not one) */
+    CHECK(strstr(buf, "gpu:") == NULL); /* no GPU samples: left out */
+    char small[16];
+    memset(small, 'x', sizeof small);
+    ag_benefit_describe(&b, small, 10);
+    CHECK(memchr(small, 0, 10) != NULL && small[10] == 'x');
+}
+
 int main(void)
 {
+    test_describe();
     test_spans_when_no_intervals();
     test_payback_dormant();
     test_probe_gpu_bound();
@@ -856,6 +901,7 @@ int main(void)
     test_stale_gpu_samples();
     test_short_sequences();
     test_clear_loss_ends_early();
+    test_slow_first_graph_block();
     test_clear_win_ends_early();
     test_graph_wins();
     test_eager_wins();
