@@ -501,3 +501,31 @@ EOF2
     assert_success
     [[ "$stderr" != *"waiting for its payback"* ]]
 }
+
+@test "a graph launch pays host_ns.graph_launch_per_updated_node for each node set since the exec's last launch" {
+    trace long
+    # long: replayed with per-node updates; tables with the key at 0 and at 10 ns (small: the
+    # engine's decisions stay the same)
+    python3 - "$COSTS" "$T/zero.json" "$T/ten.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "graph_launch_per_updated_node" in d["host_ns"]
+for path, ns in ((sys.argv[2], 0), (sys.argv[3], 10)):
+    d["host_ns"]["graph_launch_per_updated_node"] = ns
+    json.dump(d, open(path, "w"))
+EOF2
+    for t in zero ten; do
+        run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --json "$T/$t.out.json" "$T/long.agt"
+        assert_success
+    done
+    python3 - "$T/zero.out.json" "$T/ten.out.json" <<'EOF2'
+import json, sys
+z, t = (json.load(open(p))["traces"][0]["autograph"] for p in sys.argv[1:3])
+assert z["updates_per_node"] == t["updates_per_node"] > 0, (z["updates_per_node"], t["updates_per_node"])
+assert z["graph_replays"] == t["graph_replays"] and z["updates_whole"] == t["updates_whole"]
+d = t["host_us_by"]["graph_launch"] - z["host_us_by"]["graph_launch"]
+# every node set exec by exec is paid at a launch (a whole update's changed nodes come on top)
+assert d >= 0.010 * z["updates_per_node"] - 0.01, (d, z["updates_per_node"])
+assert d <= 0.010 * (z["updates_per_node"] + 1024 * z["updates_whole"]) + 0.01, d
+EOF2
+}

@@ -24,6 +24,9 @@
 //                             least-squares line through the per-size medians
 //   exec_set_params_per_node  cuGraphExecKernelNodeSetParams on every node of a 128-node exec
 //                             (a scalar changes), time / 128
+//   graph_launch_per_updated_node  the cuGraphLaunch right after those updates less the next
+//                             one (none), / 128: the updates' part the driver defers to the
+//                             launch (0.3-0.45 us a node on the H100, kernels/node_update)
 //   exec_update_base,         cuGraphExecUpdate(exec, template): the template graph's nodes
 //   exec_update_per_node      first given the new scalar (cuGraphKernelNodeSetParams, untimed),
 //                             so it is up to date; line through the sizes 1..512
@@ -456,7 +459,7 @@ int main(int argc, char **argv) {
   // ---- host: graphs ------------------------------------------------------------------------
   const int sizes[] = {1, 8, 32, 128, 512};
   std::vector<double> xs, g_launch, g_update, g_inst, g_upload, add_per;
-  double set_params = NAN, exec_destroy = NAN, graph_destroy = NAN;
+  double set_params = NAN, launch_per_updated = NAN, exec_destroy = NAN, graph_destroy = NAN;
   for (int n : sizes) {
     std::vector<CUgraphNode> nodes;
     double add_ns = 0;
@@ -516,7 +519,7 @@ int main(int argc, char **argv) {
     }
     C.a = 1.0f;
     if (n == 128) {
-      std::vector<double> sv;
+      std::vector<double> sv, dv;
       for (int r = -1; r < 20; r++) {
         C.b = (float)(r & 1);
         const double t0 = now_ns();
@@ -524,10 +527,23 @@ int main(int argc, char **argv) {
           CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
           CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
         }
-        if (r >= 0) sv.push_back((now_ns() - t0) / n);
+        const double t1 = now_ns();
+        // the launch after the updates, against one after none: the updates' deferred part
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        const double t2 = now_ns();
+        sync(C.st);
+        const double t3 = now_ns();
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        const double t4 = now_ns();
+        sync(C.st);
+        if (r >= 0) {
+          sv.push_back((t1 - t0) / n);
+          dv.push_back(((t2 - t1) - (t4 - t3)) / n);
+        }
       }
       C.b = 0.0f;
       set_params = median(sv);
+      launch_per_updated = median(dv);
     }
     sync(C.st);
     CHECK_CU(cuGraphExecDestroy(e));
@@ -787,6 +803,7 @@ int main(int argc, char **argv) {
       {"launch_ex", h_launch_ex},
       {"graph_launch_base", f_launch.base},
       {"graph_launch_per_node", f_launch.per},
+      {"graph_launch_per_updated_node", launch_per_updated},
       {"exec_set_params_per_node", set_params},
       {"exec_update_base", f_update.base},
       {"exec_update_per_node", f_update.per},

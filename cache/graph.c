@@ -12,6 +12,7 @@
 #include "cache/driver.h"
 #include "cache/internal.h"
 #include "cache/nvtx.h"
+#include "cache/selftime.h"
 #include "cache/fill.h"
 #include "cache/gcache.h"
 #include "cache/update.h"
@@ -344,6 +345,7 @@ uint64_t ag_graph_launch_ns(void)
 
 int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
 {
+    AG_SELF_MARK(AG_SM_REPLAY);
     ag_piece *P = &T->pieces[p];
     *built = 0;
     int path = -1;
@@ -360,12 +362,16 @@ int ag_tmpl_replay(ag_stream *st, ag_tmpl *T, uint32_t p, int *built)
         ag_tmpl_drop_graph(st, T);
         return -1;
     }
+    AG_SELF_MARK(AG_SM_UPDATED);
     if (!T->nvtx_name)
         T->nvtx_name = ag_nvtx_name(T->key, T->len, T->nodes[0].lay->name);
     ag_nvtx_push(T->nvtx_name);
     uint64_t tl = ag_now_ns();
-    CUresult r = ag_fault(AG_F_LAUNCH) ? CUDA_ERROR_UNKNOWN : ag_drv.cuGraphLaunch(P->exec, st->issue);
+    CUresult r = ag_fault(AG_F_LAUNCH)
+                     ? CUDA_ERROR_UNKNOWN
+                     : AG_SELF_CALL(AG_SC_GRAPH_LAUNCH, ag_drv.cuGraphLaunch(P->exec, st->issue));
     uint64_t te = ag_now_ns();
+    AG_SELF_MARK(AG_SM_GLAUNCHED);
     ag_nvtx_pop();
     if (r) {
         ag_log(AG_LOG_INFO, "launch of sequence %016llx failed (%d); dropping its graph",

@@ -108,6 +108,14 @@ __attribute__((constructor)) static void start(void)
     ag_self_drv = 0;
 }
 
+static atomic_ullong g_call_n[AG_SC_COUNT], g_call_t[AG_SC_COUNT];
+
+void ag_selftime_call(enum ag_self_call c, uint64_t ticks)
+{
+    atomic_fetch_add_explicit(&g_call_n[c], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_call_t[c], ticks, memory_order_relaxed);
+}
+
 __attribute__((destructor)) static void report(void)
 {
     /* ticks per ns, from the whole run */
@@ -131,7 +139,8 @@ __attribute__((destructor)) static void report(void)
     static const char *const marks[AG_SM_COUNT] = {
         "begun", "counted", "init", "engine on", "stream found", "locked", "to learn",
         "exit armed", "learner made", "prepared", "layout found", "context asked",
-        "probe queued", "layout", "shape", "template looked up", "passed", "learned" };
+        "probe queued", "layout", "shape", "piece to send", "piece updated", "piece launched",
+        "template looked up", "passed", "learned" };
     for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
         if (!g_slow[k])
             continue;
@@ -156,6 +165,14 @@ __attribute__((destructor)) static void report(void)
                 fprintf(stderr, " %s %.0f", marks[m], (double)t / (double)n / per_ns);
         }
         fprintf(stderr, "\n");
+    }
+    static const char *const calls[AG_SC_COUNT] = { "cuGraphExecKernelNodeSetParams",
+                                                    "cuGraphExecUpdate", "cuGraphLaunch" };
+    for (int c = 0; c < AG_SC_COUNT; c++) {
+        unsigned long long n = atomic_load(&g_call_n[c]);
+        if (n)
+            fprintf(stderr, "autograph-selftime: the engine's %s: %llu calls, %.1f ns each\n",
+                    calls[c], n, (double)atomic_load(&g_call_t[c]) / (double)n / per_ns);
     }
     fprintf(stderr, "autograph-selftime: measuring overhead %.1f ns per call (subtracted)\n",
             g_overhead / per_ns);

@@ -49,12 +49,24 @@ extern __thread uint8_t ag_self_state;   /* enum ag_selftime_kind of the launch 
 enum ag_self_mark {
     AG_SM_BEGIN, AG_SM_STATS, AG_SM_INIT, AG_SM_ENGINE, AG_SM_LOOKUP, AG_SM_LOCKED, AG_SM_LEARNS,
     AG_SM_ARMED, AG_SM_ALLOCATED, AG_SM_PREPARE, AG_SM_L_FOUND, AG_SM_L_CTX, AG_SM_L_QUEUED,
-    AG_SM_LAYOUT, AG_SM_SHAPE, AG_SM_FIND, AG_SM_PASS, AG_SM_LEARN, AG_SM_COUNT
+    AG_SM_LAYOUT, AG_SM_SHAPE, AG_SM_REPLAY, AG_SM_UPDATED, AG_SM_GLAUNCHED, AG_SM_FIND, AG_SM_PASS,
+    AG_SM_LEARN, AG_SM_COUNT
 };
 extern __thread uint64_t ag_self_marks[AG_SM_COUNT];
 #define AG_SELF_MARK(m) (ag_self_marks[m] = ag_ticks())
 #define AG_DRV_BEGIN() const uint64_t ag_drv_t0 = ag_ticks()
 #define AG_DRV_END() (ag_self_drv += ag_ticks() - ag_drv_t0)
+/* The engine's own driver calls on the replay path, timed one by one (their time is in the
+ * launch's own time too): which part of a piece's send is the driver's. */
+enum ag_self_call { AG_SC_SET_PARAMS, AG_SC_EXEC_UPDATE, AG_SC_GRAPH_LAUNCH, AG_SC_COUNT };
+void ag_selftime_call(enum ag_self_call c, uint64_t ticks);
+#define AG_SELF_CALL(c, expr)                                                                  \
+    __extension__({                                                                            \
+        const uint64_t ag_sc_t0 = ag_ticks();                                                  \
+        __typeof__(expr) ag_sc_r = (expr);                                                     \
+        ag_selftime_call(c, ag_ticks() - ag_sc_t0);                                            \
+        ag_sc_r;                                                                               \
+    })
 #else
 #define AG_SELF_BEGIN(k) (void)0
 #define AG_SELF_END(k) (void)0
@@ -62,6 +74,7 @@ extern __thread uint64_t ag_self_marks[AG_SM_COUNT];
 #define AG_SELF_MARK(m) (void)0
 #define AG_DRV_BEGIN() (void)0
 #define AG_DRV_END() (void)0
+#define AG_SELF_CALL(c, expr) (expr)
 #endif
 
 #endif

@@ -11,6 +11,7 @@
 #include "cache/fault.h"
 #include "cache/fill.h"
 #include "cache/gcache.h"
+#include "cache/selftime.h"
 #include "cache/params.h"
 
 /* Whether held launch j has another function, other argument values or launch dimensions
@@ -234,7 +235,8 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
             if (n->shape.kind == AG_KIND_COPY
                     ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, ag_held_blob(st, i - s))
                     : ag_fill(&b, n, &st->held[i - s], &kp) || ag_fault(AG_F_SET_PARAMS) ||
-                          ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp))
+                          AG_SELF_CALL(AG_SC_SET_PARAMS,
+                                       ag_drv.cuGraphExecKernelNodeSetParams_v2(P->exec, n->node, &kp)))
                 return -2;
             exec_took(n, ag_held_blob(st, i - s), &st->held[i - s].dims, st->held[i - s].lay->handle);
         }
@@ -245,7 +247,8 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
     if (graph_to_held(st, T, p))
         return -2;
     CUgraphExecUpdateResultInfo info;
-    if (ag_fault(AG_F_UPDATE) || ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info))
+    if (ag_fault(AG_F_UPDATE) ||
+        AG_SELF_CALL(AG_SC_EXEC_UPDATE, ag_drv.cuGraphExecUpdate_v2(P->exec, P->graph, &info)))
         return -2;
     for (uint32_t i = s; i < e; i++) {
         ag_node *n = &T->nodes[i];

@@ -8,6 +8,7 @@
 
 #define SIM_HOST_COSTS(X)                                                                      \
     X(launch) X(launch_ex) X(graph_launch_base) X(graph_launch_per_node)                       \
+    X(graph_launch_per_updated_node)                                                           \
     X(exec_set_params_per_node) X(exec_update_base) X(exec_update_per_node) X(graph_add_node)  \
     X(instantiate_base) X(instantiate_per_node) X(upload_base) X(upload_per_node)              \
     X(graph_destroy) X(event_create) X(event_record) X(event_query) X(event_elapsed)           \

@@ -108,6 +108,9 @@ enum { N_KERNEL, N_MEMSET, N_MEMCPY };
 typedef struct sgraph {
     uint32_t n, cap;
     uint8_t *type;
+    uint32_t updated; /* an exec's nodes set since its last launch (their cost is paid there);
+                       * a template graph's, since its last whole-graph update or instantiation
+                       * (assumed to cost the exec's next launch the same: not measured) */
 } sgraph;
 typedef struct snode {
     uint32_t graph;
@@ -849,6 +852,18 @@ static sgraph *exec_of(CUgraphExec x)
     size_t i = handle_index((uint64_t)(uintptr_t)x, H_EXEC, g_nexecs);
     return i == (size_t)-1 ? NULL : &g_execs[i];
 }
+/* The template graph a node belongs to. */
+static sgraph *node_graph(CUgraphNode n)
+{
+    size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
+    return i == (size_t)-1 || g_nodes[i].graph >= g_ngraphs ? NULL : &g_graphs[g_nodes[i].graph];
+}
+static void node_set(CUgraphNode n)
+{
+    sgraph *G = node_graph(n);
+    if (G)
+        G->updated++;
+}
 static CUresult d_graph_create(CUgraph *g, unsigned flags)
 {
     sim_host_add(SIM_C_BUILD, NS(C->host.graph_add_node)); /* (no key of its own) */
@@ -920,16 +935,19 @@ static CUresult d_node_set_attr(CUgraphNode n, CUkernelNodeAttrID id,
 /* The template graph's node (before a whole-graph update): part of the update. */
 static CUresult d_node_set_params(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
+    node_set(n);
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     return CUDA_SUCCESS;
 }
 static CUresult d_memset_node_set(CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p)
 {
+    node_set(n);
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     return CUDA_SUCCESS;
 }
 static CUresult d_memcpy_node_set(CUgraphNode n, const CUDA_MEMCPY3D *p)
 {
+    node_set(n);
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     return CUDA_SUCCESS;
 }
@@ -939,6 +957,7 @@ static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flag
     if (!G)
         return CUDA_ERROR_INVALID_HANDLE;
     sim_host_add(SIM_C_BUILD, NS(C->host.instantiate_base + C->host.instantiate_per_node * G->n));
+    G->updated = 0;
     if (grow((void **)&g_execs, &g_cexecs, g_nexecs, sizeof *g_execs))
         return CUDA_ERROR_OUT_OF_MEMORY;
     sgraph *X = &g_execs[g_nexecs];
@@ -961,6 +980,9 @@ static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_
 {
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     sim_gpu.updates_node++;
+    sgraph *X = exec_of(x);
+    if (X)
+        X->updated++;
     return CUDA_SUCCESS;
 }
 static CUresult d_exec_memset_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p,
@@ -968,6 +990,9 @@ static CUresult d_exec_memset_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMSE
 {
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     sim_gpu.updates_node++;
+    sgraph *X = exec_of(x);
+    if (X)
+        X->updated++;
     return CUDA_SUCCESS;
 }
 static CUresult d_exec_memcpy_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMCPY3D *p,
@@ -975,15 +1000,20 @@ static CUresult d_exec_memcpy_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMCP
 {
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     sim_gpu.updates_node++;
+    sgraph *X = exec_of(x);
+    if (X)
+        X->updated++;
     return CUDA_SUCCESS;
 }
 static CUresult d_exec_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
 {
-    sgraph *X = exec_of(x);
-    if (!X || !graph_of(g))
+    sgraph *X = exec_of(x), *G = graph_of(g);
+    if (!X || !G)
         return CUDA_ERROR_INVALID_HANDLE;
     sim_host_add(SIM_C_UPDATE,
                  NS(C->host.exec_update_base + C->host.exec_update_per_node * X->n));
+    X->updated += G->updated;
+    G->updated = 0;
     if (info)
         memset(info, 0, sizeof *info);
     sim_gpu.updates_whole++;
@@ -1009,7 +1039,9 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
     }
     uint64_t issue = sim_H;
     sim_host_add(SIM_C_GRAPH_LAUNCH,
-                 NS(C->host.graph_launch_base + C->host.graph_launch_per_node * X->n));
+                 NS(C->host.graph_launch_base + C->host.graph_launch_per_node * X->n +
+                    C->host.graph_launch_per_updated_node * X->updated));
+    X->updated = 0;
     sstream *s = stream_of((uint64_t)(uintptr_t)hs, 0);
     uint64_t d = dep_of(s), t = issue + NS(C->gpu.graph_launch_latency);
     if (t < d)

@@ -23,7 +23,8 @@ KERNELS_CUBLAS := cublas_loop cublas_async cublas_once
 KERNELS_APPS   := $(KERNELS_STATIC) tiny-shared $(KERNELS_DRIVER) $(KERNELS_CUBLAS)
 # bench/costs.cu: the replay model's cost table (docs/MODEL.md), cudart + the driver API.
 KERNELS_BINS   := $(addprefix $(KERNELS_OUT)/,$(KERNELS_APPS)) \
-                  $(KERNELS_OUT)/driver_kernels.fatbin $(KERNELS_OUT)/costs $(KERNELS_OUT)/attr_probe
+                  $(KERNELS_OUT)/driver_kernels.fatbin $(KERNELS_OUT)/costs $(KERNELS_OUT)/attr_probe \
+                  $(KERNELS_OUT)/node_update
 
 .PHONY: apps
 
@@ -73,6 +74,11 @@ $(KERNELS_OUT)/costs: $(KERNELS_OBJ)/costs.o
 
 # kernels/attr_probe.cu: what the driver does with function attributes around graphs.
 $(KERNELS_OUT)/attr_probe: $(KERNELS_OBJ)/attr_probe.o
+	$(NVCC) $(KERNELS_ARCH) -cudart static $< -o $@ $(KERNELS_LDFLAGS) -L$(CUDA)/lib64/stubs -lcuda
+
+# kernels/node_update.cu: what updating kernel nodes of an exec costs, by how a node names its
+# kernel (CUfunction or CUkernel), and the graph launch after it.
+$(KERNELS_OUT)/node_update: $(KERNELS_OBJ)/node_update.o
 	$(NVCC) $(KERNELS_ARCH) -cudart static $< -o $@ $(KERNELS_LDFLAGS) -L$(CUDA)/lib64/stubs -lcuda
 
 $(KERNELS_OUT)/driver_kernels.fatbin: kernels/driver_kernels.cu $(KERNELS_DEPS)
