@@ -9,6 +9,7 @@
 // pointers: PyTorch's vectorized elementwise kernels), added with the kernel named as
 //   func:  a CUfunction (cudaGetFuncBySymbol)
 //   kern:  a CUkernel and the context (cudaGetKernel), as a library kernel is launched
+//   kfunc: the CUfunction of that CUkernel in the context (cuKernelGetFunction)
 // Each round: every node gets new pointers (cuGraphExecKernelNodeSetParams, timed), then the
 // graph is launched (timed) and synchronised; also rounds with no update (launch alone).
 // Prints the medians, per node and per launch.  Not a test: a measurement for the cost table.
@@ -71,16 +72,21 @@ int main(int argc, char **argv) {
   cudaKernel_t kn;
   CHECK_CUDA(cudaGetKernel(&kn, (const void *)bn_like));
   printf("variant nodes set_params_ns_per_node launch_after_update_us launch_alone_us\n");
-  for (int variant = 0; variant < 2; variant++) {
+  CUfunction kf;
+  CHECK_CU(cuKernelGetFunction(&kf, (CUkernel)kn));
+  static const char *const names[3] = {"func", "kern", "kfunc"};
+  for (int variant = 0; variant < 3; variant++) {
     Args40 args{n, Functor{1, 0, 0, 0}, bufs[0], bufs[1], {}};
     args.fill();
     CUDA_KERNEL_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
     if (variant == 0) {
       p.func = (CUfunction)fn;
-    } else {
+    } else if (variant == 1) {
       p.kern = (CUkernel)kn;
       p.ctx = ctx;
+    } else {
+      p.func = kf;
     }
     p.gridDimX = 16;
     p.gridDimY = p.gridDimZ = 1;
@@ -119,7 +125,7 @@ int main(int argc, char **argv) {
         alone.push_back(t4 - t3);
       }
     }
-    printf("%s %d %.1f %.2f %.2f\n", variant ? "kern" : "func", nodes, median(set), median(after),
+    printf("%s %d %.1f %.2f %.2f\n", names[variant], nodes, median(set), median(after),
            median(alone));
     CHECK_CU(cuGraphExecDestroy(e));
     CHECK_CU(cuGraphDestroy(g));
