@@ -27,7 +27,7 @@ setup() { harness_setup; }
 
 @test "fake driver: every scenario passes without libautograph" {
     local p
-    for p in loop8 pingpong diverge event legacy capture capture_ptds ptds fork unload contexts; do
+    for p in loop8 pingpong bigparams diverge event legacy capture capture_ptds ptds fork unload contexts; do
         run timeout 60 "$H/$p"
         assert_success
         assert_output --partial "PASS $p"
@@ -103,6 +103,25 @@ setup() { harness_setup; }
     # cooperative and attribute launches became graph nodes with those attributes
     [ "$(fc node_set_attributes)" -ge 2 ] || fail "node attributes not set"
     assert_equal "$(stat launches.ungraphable)" 0
+    no_failures
+}
+
+@test "b: a CNN-like forward (1720-byte argument blocks that never change, pointers new every iteration): only the changed nodes are set, exact results" {
+    ag "$H/bigparams" 100
+    assert_success
+    assert_output --partial "PASS bigparams"
+    assert_equal "$(stat graphs.built)" 1
+    local replays nodes whole
+    replays="$(stat graphs.replays)"
+    [ "$replays" -ge 95 ] || fail "$replays replays"
+    # every replay after the first brings the exec up to date: 24 of the 36 nodes changed
+    # (the bn and clamp kernels), the 12 big blocks never
+    nodes="$(stat updates.per_node_nodes)"
+    whole="$(stat updates.whole_graph)"
+    assert_equal "$(( $(stat updates.per_node) + whole ))" "$(( replays - 1 ))"
+    assert_equal "$nodes" "$(( 24 * $(stat updates.per_node) ))"
+    assert_equal "$(fc exec_node_updates)" "$nodes"
+    assert_equal "$(fc exec_updates)" "$whole"
     no_failures
 }
 

@@ -19,6 +19,9 @@ Rows (tests/harness programs, with the library preloaded):
   learning   loop8 200, AUTOGRAPH_MIN_REPEATS=1000000: every launch shown to the learner
   held       loop8 400, AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0:
              held and matched, replayed as graphs (the graph launches' driver cost taken off)
+  updated    bigparams 200, the same settings: a CNN-like forward of 36 launches, 12 with a
+             1720-byte argument block that never changes, 24 whose pointers change every
+             iteration: held, and the replayed graph brought up to date (node by node or whole)
 """
 import argparse
 import json
@@ -38,6 +41,8 @@ ROWS = {
     "learning": (["loop8", "200"], 200 * 8, {"AUTOGRAPH_MIN_REPEATS": "1000000"}),
     "held": (["loop8", "400"], 400 * 8, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
                                          "AUTOGRAPH_WORKER": "0"}),
+    "updated": (["bigparams", "200"], 200 * 36, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
+                                                 "AUTOGRAPH_WORKER": "0"}),
 }
 
 LINE = re.compile(r"^\s*([\d,]+) \([ \d.]+%\)\s+([<*>])\s+(.*?)(?: \((\d[\d,]*)x\))?(?: \[(.*)\])?$")

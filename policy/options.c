@@ -53,7 +53,7 @@ const ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
     [AG_OPT_MIN_REPEATS] = { "MIN_REPEATS", AG_T_INT, "3", 1, 1000000, NULL, NULL,
                              "sightings of a launch sequence before it is turned into a graph "
                              "(one fewer for a loop body of 32 launches or more, back to back)" },
-    [AG_OPT_MAX_NODES] = { "MAX_NODES", AG_T_INT, "1024", 2, 4096, NULL, NULL,
+    [AG_OPT_MAX_NODES] = { "MAX_NODES", AG_T_INT, "1024", 2, AG_MAX_NODES_LIMIT, NULL, NULL,
                            "longest sequence held as one template (it goes to the GPU in pieces); "
                            "longer stretches without an ordering point are cut into chunks" },
     [AG_OPT_MAX_GRAPHS] = { "MAX_GRAPHS", AG_T_INT, "512", 1, 1000000, NULL, NULL,

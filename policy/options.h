@@ -4,6 +4,9 @@
 #ifndef AG_OPTIONS_H
 #define AG_OPTIONS_H
 
+/* The largest MAX_NODES: what a template, and so a piece, can hold (update.c's bitmap). */
+#define AG_MAX_NODES_LIMIT 4096
+
 #include <stddef.h>
 
 typedef enum ag_opt_id {
