@@ -19,7 +19,7 @@
 /* Whether held launch j has another function, other argument values or launch dimensions
  * than an exec (or the graph) of node n holds (dims, fn, vals). Byte by byte: a comparison
  * stops at the first difference, and costs less than a fingerprint of the block where the
- * two are equal (a 1720-byte block: ~110 instructions against ~1,500, bench/hotpath.py's
+ * two are equal (a 1720-byte block: ~260 instructions against ~1,750, bench/hotpath.py's
  * "updated" row). */
 static inline int held_differs(ag_stream *st, const ag_node *n, uint32_t j, const ag_dims *dims,
                                const void *fn, const uint8_t *vals)
