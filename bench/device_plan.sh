@@ -7,6 +7,7 @@
 #   source .devdeps/env.sh; bash bench/device_plan.sh PART [PART...]
 #
 #   tests   build, every GPU test (bats/gpu_*.bats, in parallel), selftime of the first launches
+#           and of a decode step's piece sends (the phases, the engine's own driver calls)
 #   ab      paired A/B rows (bench/ab.py, 10 pairs, CPUs pinned): C1 C2 D1 D2 D3 S1 S2 G1 P4c
 #   fw      the framework rows F1-F5 and P6 (bench/run.py), and `autograph report` on the stats
 #           of a GPU run (pdl_decode, Hugging Face GPT-2)
@@ -163,7 +164,8 @@ tests)
       grep -E '^(not ok|FAILED)' "$logs/gpu_all.tap"; } >>"$top/summary.txt"
     for app in first_launch pipeline50 "pdl_decode --iters=100"; do
         for i in 1 2 3; do
-            LD_PRELOAD=build/selftime/libautograph.so $K/$app 2>&1 | grep -E "time_us|selftime: launch"
+            LD_PRELOAD=build/selftime/libautograph.so $K/$app 2>&1 |
+                grep -E "time_us|selftime: (launch|mean phases of launch \(held, a piece|the engine's)"
         done
     done >>"$top/summary.txt" 2>&1
     ;;
