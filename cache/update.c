@@ -29,6 +29,12 @@ static inline int held_differs(ag_stream *st, const ag_node *n, uint32_t j, cons
     return memcmp(ag_held_blob(st, j), vals, n->lay->size) != 0;
 }
 
+/* Bit j of a piece's bitmap of differing nodes (ag_update). */
+static inline int bit_of(const uint64_t *bits, uint32_t j)
+{
+    return bits[j / 64] >> (j % 64) & 1;
+}
+
 /* ...than the piece's exec holds in node n. */
 static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t j)
 {
@@ -235,7 +241,7 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
     if (choose_path(T, P, e - s, nexec) == UPD_NODE) {
         for (uint32_t i = s; i < e; i++) {
             ag_node *n = &T->nodes[i];
-            if (!(diff[(i - s) / 64] >> ((i - s) % 64) & 1))
+            if (!bit_of(diff, i - s))
                 continue;
             if (n->shape.kind == AG_KIND_COPY
                     ? ag_fault(AG_F_SET_PARAMS) || ag_copy_set_node(P->exec, n, ag_held_blob(st, i - s))
@@ -257,7 +263,7 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
         return -2;
     for (uint32_t i = s; i < e; i++) { /* (the others held these values already) */
         ag_node *n = &T->nodes[i];
-        if (diff[(i - s) / 64] >> ((i - s) % 64) & 1)
+        if (bit_of(diff, i - s))
             exec_took(n, n->graph_vals, &n->graph_dims, n->graph_fn);
     }
     ag_stat_inc(AG_ST_UPD_WHOLE);
