@@ -125,6 +125,19 @@ setup() { harness_setup; }
     no_failures
 }
 
+@test "b: the debug log names the values a replay changes, once per node" {
+    ag AUTOGRAPH_LOG=debug "$H/bigparams" 30
+    assert_success
+    assert_output --partial "PASS bigparams"
+    local told
+    told="$(grep -c 'replays with new values' <<<"$output")"
+    # the 24 bn and clamp nodes, each once (not at every replay); their input pointer only
+    # (parameter 2, 16 bytes: two pointers); the conv nodes' blocks never change
+    assert_equal "$told" 24
+    assert_equal "$(grep 'replays with new values' <<<"$output" | grep -c ': parameter 2 (16 bytes);$')" 24
+    refute_output --partial "1720 bytes"
+}
+
 # ---- c: divergence ------------------------------------------------------------------------
 
 @test "c: divergence, an extra launch, a sequence cut short by a sync: exact order" {

@@ -52,6 +52,7 @@ typedef struct ag_node {
     uint64_t alt_vhash;
     ag_dims alt_dims;
     void *alt_fn;
+    uint8_t told;                    /* its new values were described in the debug log (update.c) */
 } ag_node;
 
 /* One piece of a template's graph (pipelined replay: policy/pieces.h): launched as soon as

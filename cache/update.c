@@ -1,6 +1,7 @@
 /* Bringing a piece's exec up to date with the held launches (see update.h). */
 #include "cache/update.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,57 @@ static inline int bit_of(const uint64_t *bits, uint32_t j)
 static inline int exec_differs(ag_stream *st, const ag_node *n, uint32_t j)
 {
     return held_differs(st, n, j, &n->exec_dims, n->exec_fn, n->exec_vals);
+}
+
+/* ---- the debug log: which values a replay changes ---------------------------------------- */
+
+#define TELL_MAX 48 /* nodes described per process */
+
+/* Which of node n's values held launch j changes, once per node and TELL_MAX nodes a process:
+ * what makes a framework's graphs update at every replay (a pointer to a new allocation, a
+ * counter, or bytes the caller never set, such as an empty functor's). Debug level only. */
+static void tell_differs(ag_stream *st, const ag_tmpl *T, ag_node *n, uint32_t i, uint32_t j)
+{
+    static atomic_uint told;
+    if (n->told || n->shape.kind == AG_KIND_COPY)
+        return;
+    n->told = 1;
+    unsigned k = atomic_fetch_add(&told, 1);
+    if (k >= TELL_MAX) {
+        if (k == TELL_MAX)
+            ag_log(AG_LOG_DEBUG, "(the new values of further nodes are not described)");
+        return;
+    }
+    const ag_layout *lay = n->lay;
+    const uint8_t *h = ag_held_blob(st, j), *x = n->exec_vals;
+    char what[320];
+    size_t w = 0;
+    if (!ag_dims_eq(&st->held[j].dims, &n->exec_dims))
+        ag_log_put(what, sizeof what, &w, " launch dimensions;");
+    if (st->held[j].lay->handle != n->exec_fn)
+        ag_log_put(what, sizeof what, &w, " function;");
+    for (uint32_t q = 0, shown = 0; q < lay->nparams; q++) {
+        uint32_t o = lay->off[q], z = lay->sz[q];
+        if (!memcmp(h + o, x + o, z))
+            continue;
+        if (shown++ == 4) {
+            ag_log_put(what, sizeof what, &w, " ...");
+            break;
+        }
+        ag_log_put(what, sizeof what, &w, " parameter %u (%u byte%s)", q, z, z == 1 ? "" : "s");
+        if (z <= 8) {
+            uint64_t a = 0, b = 0;
+            memcpy(&a, x + o, z); /* (little-endian hosts) */
+            memcpy(&b, h + o, z);
+            ag_log_put(what, sizeof what, &w, " 0x%llx -> 0x%llx", (unsigned long long)a,
+                (unsigned long long)b);
+        }
+        ag_log_put(what, sizeof what, &w, ";");
+    }
+    if (!lay->nparams && memcmp(h, x, lay->size))
+        ag_log_put(what, sizeof what, &w, " its %u bytes of parameters;", lay->size);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx: launch %u of %u (%.60s) replays with new values:%s",
+           (unsigned long long)T->key, i, T->len, lay->name, what);
 }
 
 /* Which update path to take when `nexec` of a piece's `len` nodes changed. Both are measured on
@@ -203,11 +255,14 @@ int ag_update(ag_stream *st, ag_tmpl *T, uint32_t p)
     AG_ASSERT(e - s <= AG_MAX_NODES_LIMIT);
     memset(diff, 0, (e - s + 63) / 64 * sizeof *diff);
     int back = !P->alt; /* every changed node goes back (a value hashed until one does not) */
+    int tell = AG_UNLIKELY(ag_log_level() >= AG_LOG_DEBUG);
     for (uint32_t i = s; i < e; i++)
         if (exec_differs(st, &T->nodes[i], i - s)) {
             diff[(i - s) / 64] |= 1ull << ((i - s) % 64);
             nexec++;
             back = back && goes_back(st, &T->nodes[i], i - s);
+            if (tell)
+                tell_differs(st, T, &T->nodes[i], i, i - s);
         }
     if (!nexec) {
         ag_stat_inc(AG_ST_UPD_NONE);

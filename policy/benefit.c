@@ -1,8 +1,7 @@
 /* See benefit.h. */
 #include "benefit.h"
+#include "log.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #define MARGIN_PCT 2          /* graphs must beat eager by this much to stay on... */
@@ -513,30 +512,16 @@ void ag_benefit_failed(ag_benefit *b)
     turn_off(b, 2);
 }
 
-/* Appends to buf[0..n) at *at, as snprintf would: past the end, *at stops at n. */
-static void put(char *buf, size_t n, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void put(char *buf, size_t n, size_t *at, const char *fmt, ...)
-{
-    if (*at >= n)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + *at, n - *at, fmt, ap);
-    va_end(ap);
-    *at = w < 0 || (size_t)w >= n - *at ? n : *at + (size_t)w;
-}
-
 /* Appends " NAME [v0 v1 ...]" (us), when there are samples. */
 static void put_samples(char *buf, size_t n, size_t *at, const char *name, const uint64_t *v,
                         unsigned k)
 {
     if (!k)
         return;
-    put(buf, n, at, " %s [", name);
+    ag_log_put(buf, n, at, " %s [", name);
     for (unsigned i = 0; i < k; i++)
-        put(buf, n, at, "%s%.1f", i ? " " : "", (double)v[i] / 1e3);
-    put(buf, n, at, "]");
+        ag_log_put(buf, n, at, "%s%.1f", i ? " " : "", (double)v[i] / 1e3);
+    ag_log_put(buf, n, at, "]");
 }
 
 void ag_benefit_describe(const ag_benefit *b, char *buf, size_t n)
@@ -551,7 +536,7 @@ void ag_benefit_describe(const ag_benefit *b, char *buf, size_t n)
     for (int m = 0; m < 3; m++) {
         if (!ng[m] && !ne[m])
             continue;
-        put(buf, n, &at, "%s%s", at ? "; " : "", what[m]);
+        ag_log_put(buf, n, &at, "%s%s", at ? "; " : "", what[m]);
         put_samples(buf, n, &at, "graph", g[m], ng[m]);
         put_samples(buf, n, &at, "eager", e[m], ne[m]);
     }

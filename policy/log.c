@@ -251,3 +251,14 @@ __attribute__((destructor)) static void at_unload(void)
 {
     ag_log_print_suppressed();
 }
+
+void ag_log_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
+{
+    if (*at >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *at, n - *at, fmt, ap);
+    va_end(ap);
+    *at = w < 0 || (size_t)w >= n - *at ? n : *at + (size_t)w;
+}

@@ -30,6 +30,11 @@ void ag_log_configure(int level, const char *file_pattern);
 
 void ag_log_write(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Appends to buf[*at..n) what printf would, for a line built in parts; cut at the end (then
+ * *at == n and later parts are dropped). */
+void ag_log_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #define ag_log(level, ...)                                                                     \
     do {                                                                                       \
         if ((level) <= ag_log_level())                                                         \
