@@ -132,9 +132,11 @@ setup() { harness_setup; }
     local told
     told="$(grep -c 'replays with new values' <<<"$output")"
     # the 24 bn and clamp nodes, each once (not at every replay); their input pointer only
-    # (parameter 2, 16 bytes: two pointers); the conv nodes' blocks never change
+    # (parameter 2, 16 bytes: two pointers, the input the second, bytes 8-15), with its old and
+    # new value; the conv nodes' blocks never change
     assert_equal "$told" 24
-    assert_equal "$(grep 'replays with new values' <<<"$output" | grep -c ': parameter 2 (16 bytes);$')" 24
+    assert_equal "$(grep 'replays with new values' <<<"$output" |
+        grep -cE ': parameter 2 \(16 bytes\) bytes (8|9|1[0-5])-(8|9|1[0-5]) 0x[0-9a-f]+ -> 0x[0-9a-f]+;$')" 24
     refute_output --partial "1720 bytes"
 }
 

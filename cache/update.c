@@ -63,7 +63,7 @@ static void tell_differs(ag_stream *st, const ag_tmpl *T, ag_node *n, uint32_t i
     }
     const ag_layout *lay = n->lay;
     const uint8_t *h = ag_held_blob(st, j), *x = n->exec_vals;
-    char what[320];
+    char what[400];
     size_t w = 0;
     if (!ag_dims_eq(&st->held[j].dims, &n->exec_dims))
         ag_log_put(what, sizeof what, &w, " launch dimensions;");
@@ -78,12 +78,19 @@ static void tell_differs(ag_stream *st, const ag_tmpl *T, ag_node *n, uint32_t i
             break;
         }
         ag_log_put(what, sizeof what, &w, " parameter %u (%u byte%s)", q, z, z == 1 ? "" : "s");
-        if (z <= 8) {
+        uint32_t a0 = 0, a1 = z - 1; /* the bytes that differ, first to last */
+        while (h[o + a0] == x[o + a0])
+            a0++;
+        while (h[o + a1] == x[o + a1])
+            a1--;
+        if (z > 8)
+            ag_log_put(what, sizeof what, &w, " bytes %u-%u", a0, a1);
+        if (a1 - a0 < 8) { /* the value there, as a little-endian integer */
             uint64_t a = 0, b = 0;
-            memcpy(&a, x + o, z); /* (little-endian hosts) */
-            memcpy(&b, h + o, z);
+            memcpy(&a, x + o + a0, a1 - a0 + 1);
+            memcpy(&b, h + o + a0, a1 - a0 + 1);
             ag_log_put(what, sizeof what, &w, " 0x%llx -> 0x%llx", (unsigned long long)a,
-                (unsigned long long)b);
+                       (unsigned long long)b);
         }
         ag_log_put(what, sizeof what, &w, ";");
     }
