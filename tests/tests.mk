@@ -7,7 +7,7 @@ UNIT_CFLAGS := $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter \
 POLICY_BASE := policy/options.c policy/log.c policy/faultspec.c
 
 $(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/shape.c cache/spare.c
-$(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c
+$(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c policy/log.c
 $(BUILD)/tests/test_pieces: tests/test_pieces.c policy/pieces.c
 $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
 $(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h policy/stats.c $(POLICY_BASE)
