@@ -21,6 +21,12 @@
 #define RECHECK_ON 4096       /* ...growing fourfold per confirmation up to this */
 #define RECHECK_COST_PCT 2    /* ...and never so soon that a re-check's eager occurrences cost
                                * more than this share of the time it covers */
+#define SECOND_OPINION 8      /* occurrences before a sequence's first trial, lost, is tried
+                               * again (the back-off grows for the next loss as ever): a
+                               * trial's first graph occurrences can be slow for a while after
+                               * the build (ResNet-50, a torch.compile forward on a fresh
+                               * machine: graph 1425 us against eager 1044, then eager for the
+                               * whole run; 602 against 724 in the next process) */
 #define BACKOFF_FIRST 64
 #define BACKOFF_MAX 16384
 #define TRIAL_MAX_OCC 96      /* a trial that cannot collect its samples decides anyway */
@@ -268,6 +274,8 @@ static void decide(ag_benefit *b)
         int clear = !not_worse(b->med_graph, b->med_eager, CLEAR_LOSS_PCT) ||
                     (gpu && !not_worse(b->gpu_graph, b->gpu_eager, CLEAR_LOSS_PCT));
         turn_off(b, clear ? 4 : 2);
+        if (b->trials == 1 && !b->wins)
+            b->wait = SECOND_OPINION;
     }
 }
 

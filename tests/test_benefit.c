@@ -27,6 +27,13 @@ static void run(ag_benefit *b, int n, uint64_t g, uint64_t e, uint64_t *t, int *
     }
 }
 
+/* Runs occurrences as run() does until the trial decides (at most 100). */
+static void run_until_decided(ag_benefit *b, uint64_t g, uint64_t e, uint64_t *t, int *graphs)
+{
+    for (int n = 0; b->state == AG_BEN_TRIAL && n < 100; n++)
+        run(b, 1, g, e, t, graphs);
+}
+
 /* A new sequence of length len, its probe skipped, tried with graph and eager intervals g
  * and e until the trial decides (at most 100 occurrences): returns the occurrences it took. */
 static int trial_until_decided(ag_benefit *b, uint32_t len, uint64_t g, uint64_t e, uint64_t *t)
@@ -110,10 +117,18 @@ static void test_eager_wins(void)
     uint64_t t = 1000;
     int graphs = 0;
     /* compute-bound: the same either way -> eager (graphs must win by a margin) */
-    run(&b, 40, 200000, 200000, &t, &graphs);
+    run_until_decided(&b, 200000, 200000, &t, &graphs);
     CHECK_EQ(b.state, AG_BEN_OFF);
+    /* the first loss is tried again soon (a second opinion), and lost again */
+    run(&b, 8, 200000, 200000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_PROBE);
+    for (int n = 0; b.state != AG_BEN_TRIAL && n < 20; n++)
+        run(&b, 1, 200000, 200000, &t, &graphs);
+    run_until_decided(&b, 200000, 200000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(b.trials, 2);
     int before = graphs;
-    run(&b, 30, 200000, 200000, &t, &graphs); /* (the first back-off is 64 occurrences) */
+    run(&b, 30, 200000, 200000, &t, &graphs); /* (the back-off is 64 occurrences now) */
     CHECK_EQ(graphs, before); /* off: no graph occurrences during the back-off */
     /* after the back-off a new trial starts; if graphs now win, they come back */
     run(&b, 200, 50000, 200000, &t, &graphs);
@@ -196,11 +211,11 @@ typedef struct {
     int lag;
 } both_t;
 
-static void run_both(ag_benefit *b, int n, const both_t *m, uint64_t *t)
+static void run_both_stop(ag_benefit *b, int n, const both_t *m, uint64_t *t, int stop)
 {
     struct { uint32_t id; int graph; } q[64];
     int nq = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !(stop && b->state != AG_BEN_TRIAL); i++) {
         int want = ag_benefit_want_graph(b);
         if (ag_benefit_want_gpu_mark(b)) {
             ag_benefit_marked(b);
@@ -214,6 +229,11 @@ static void run_both(ag_benefit *b, int n, const both_t *m, uint64_t *t)
             memmove(&q[0], &q[1], (size_t)--nq * sizeof q[0]);
         }
     }
+}
+
+static void run_both(ag_benefit *b, int n, const both_t *m, uint64_t *t)
+{
+    run_both_stop(b, n, m, t, 0);
 }
 
 static void test_clear_win_ends_early(void)
@@ -277,12 +297,12 @@ static void test_gpu_bound_async(void)
     skip_probe(&b);
     uint64_t t = 1;
     both_t m = { 10000, 30000, 48000, 40000, 6 };
-    run_both(&b, 40, &m, &t);
+    run_both_stop(&b, 40, &m, &t, 1);
     CHECK_EQ(b.state, AG_BEN_OFF);
     CHECK(b.gpu_graph == 48000 && b.gpu_eager == 40000);
     CHECK(b.med_graph == 10000); /* the host alone would have said "graphs win" */
-    CHECK_EQ(b.wait, 64);
-    CHECK_EQ(b.backoff, 256); /* a clear loss (20%) backs off fourfold */
+    CHECK_EQ(b.wait, 8);       /* the first trial lost: a second opinion soon... */
+    CHECK_EQ(b.backoff, 256); /* ...but a clear loss (20%) backs off fourfold after it */
 }
 
 static void test_gpu_waits_for_samples(void)
@@ -346,7 +366,7 @@ static void test_short_sequences(void)
     ag_benefit b;
     ag_benefit_init(&b, 0, 2);
     skip_probe(&b);
-    run(&b, 40, 96000, 100000, &t, &graphs);
+    run_until_decided(&b, 96000, 100000, &t, &graphs);
     CHECK_EQ(b.state, AG_BEN_OFF);
     ag_benefit_init(&b, 0, 3);
     skip_probe(&b);
@@ -382,6 +402,32 @@ static void test_slow_first_graph_block(void)
     }
     CHECK_EQ(b.state, AG_BEN_ON);
     CHECK(eagers >= 4 && graphs > 5);
+}
+
+/* A sequence's first trial, lost, is tried again soon (its graph samples may have come while
+ * something passing slowed them: a torch.compile forward on a fresh H100 lost 1425 us to
+ * 1044 and stayed eager for the whole run); a later loss waits the growing back-off. */
+static void test_first_loss_second_opinion(void)
+{
+    ag_benefit b;
+    uint64_t t = 1;
+    int graphs = 0;
+    trial_until_decided(&b, 38, 1425000, 1044000, &t);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(b.trials, 1);
+    CHECK_EQ(b.wait, 8);
+    run(&b, 8, 600000, 720000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_PROBE); /* probed again after 8 eager occurrences... */
+    for (int n = 0; b.state != AG_BEN_ON && n < 100; n++)
+        run(&b, 1, 600000, 720000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_ON); /* ...and graphs win now */
+    CHECK_EQ(b.trials, 2);
+    /* a re-check lost after a win is not hurried */
+    for (int n = 0; b.state != AG_BEN_OFF && n < 10000; n++)
+        run(&b, 1, 1425000, 1044000, &t, &graphs);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    CHECK_EQ(b.trials, 3);
+    CHECK(b.wait >= 64);
 }
 
 /* One probe occurrence as the engine runs it: marked (when wanted), looked at (`behind`: the
@@ -902,6 +948,7 @@ int main(void)
     test_short_sequences();
     test_clear_loss_ends_early();
     test_slow_first_graph_block();
+    test_first_loss_second_opinion();
     test_clear_win_ends_early();
     test_graph_wins();
     test_eager_wins();
