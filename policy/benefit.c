@@ -231,6 +231,19 @@ static int spans_instead(const ag_benefit *b)
            (b->ng < EARLY_SAMPLES || b->ne < EARLY_SAMPLES);
 }
 
+/* The host's intervals are a tie (graphs not worse, not better by the margin), there is no
+ * GPU view, and the spans (q1) say graphs win by the margin: other sequences' trials in the
+ * same loop fill the intervals with noise as large as the saving (a decode step's layer
+ * blocks, each a part of a token's step). With a GPU view that is a tie too, the spans' saving
+ * is host time the program does not wait for (a solver's 2-launch step before its read-back:
+ * CuPy's CG 1.6% slower in the model when spans broke that tie). */
+static int span_tiebreak(const ag_benefit *b, int gpu)
+{
+    return !gpu && b->nspg >= EARLY_SAMPLES && b->nspe >= EARLY_SAMPLES &&
+           not_worse(b->med_graph, b->med_eager, NOT_WORSE_PCT) &&
+           better(q1_of(b->spg, b->nspg), q1_of(b->spe, b->nspe), b->margin_pct);
+}
+
 /* Graphs stay on when one measure wins by the margin and the other is not worse; without GPU
  * samples, the host's measure alone decides. */
 static void decide(ag_benefit *b)
@@ -253,6 +266,10 @@ static void decide(ag_benefit *b)
               not_worse(b->med_graph, b->med_eager, NOT_WORSE_PCT));
     else
         on = better(b->med_graph, b->med_eager, b->margin_pct);
+    /* intervals that do not tell (not worse, not better by the margin), where the sequence's
+     * own spans do: the spans break the tie */
+    if (!on && !spans && span_tiebreak(b, gpu))
+        on = 1;
     /* graph occurrences found the GPU still busy with earlier ones (or the GPU's interval
      * between them is clearly longer than the host's: its queue grows): no pieces. Looked
      * and never found so (a phase change): pieces again. */

@@ -843,6 +843,47 @@ static void test_payback_dormant(void)
  * samples; it decides on the occurrences' spans once it has AG_BEN_SAMPLES of each mode (the
  * eager ones carried from the probe), by their lower quartiles (upward outliers are other work
  * that fell inside an occurrence). */
+/* Runs a trial to its end: host intervals hg/he (with a +-3% wobble, the same in both modes),
+ * spans sg/se, GPU intervals gg/ge when nonzero (arriving at once). */
+static void span_trial(ag_benefit *b, uint64_t hg, uint64_t he, uint64_t sg, uint64_t se,
+                       uint64_t gg, uint64_t ge)
+{
+    static const int wob[] = { 0, 3, -2, 1, -3, 2, -1, 3 };
+    uint64_t t = 1;
+    int i = 0;
+    ag_benefit_init(b, 0, 121);
+    skip_probe(b);
+    for (; b->state == AG_BEN_TRIAL && i < 100; i++) {
+        int want = ag_benefit_want_graph(b);
+        if (gg && ag_benefit_want_gpu_mark(b))
+            ag_benefit_marked(b);
+        if (gg && i)
+            ag_benefit_gpu(b, b->trial_id, want, 0, want ? gg : ge);
+        ag_benefit_span(b, want, 0, want ? sg : se);
+        ag_benefit_occurred(b, want, 0, t);
+        uint64_t h = want ? hg : he;
+        t += h + (int64_t)h * wob[i % 8] / 100;
+    }
+}
+
+/* A decode step's layer block (a fifth of a token's step): its intervals are the whole step,
+ * as noisy as its saving, and tie; its spans say graphs win by 12%. Without a GPU view the
+ * spans break the tie; with one that ties too, they do not (the saving is host time the
+ * program does not wait for); spans that tie too leave graphs off. */
+static void test_span_tiebreak(void)
+{
+    ag_benefit b;
+    span_trial(&b, 6230000, 6181000, 2500000, 2850000, 0, 0);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    span_trial(&b, 6230000, 6181000, 2500000, 2850000, 6200000, 6190000);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    span_trial(&b, 6230000, 6181000, 2800000, 2850000, 0, 0);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+    /* intervals that lose are not overruled by spans that win */
+    span_trial(&b, 6600000, 6181000, 2500000, 2850000, 0, 0);
+    CHECK_EQ(b.state, AG_BEN_OFF);
+}
+
 static void test_spans_when_no_intervals(void)
 {
     ag_benefit b;
@@ -949,6 +990,7 @@ int main(void)
     test_clear_loss_ends_early();
     test_slow_first_graph_block();
     test_first_loss_second_opinion();
+    test_span_tiebreak();
     test_clear_win_ends_early();
     test_graph_wins();
     test_eager_wins();
