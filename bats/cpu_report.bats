@@ -216,6 +216,28 @@ JSON
     refute_output --partial "Where every launch went"
 }
 
+@test "report: graph updates summed over processes, only when there were any" {
+    cat >"$T/a.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 8, "host": "h",
+ "counters": {"launches.cuLaunchKernel": 40, "graphs.replays": 10, "updates.per_node": 4,
+              "updates.per_node_nodes": 12, "updates.whole_graph": 2, "updates.variant": 3}}
+JSON
+    cat >"$T/b.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 9, "host": "h",
+ "counters": {"launches.cuLaunchKernel": 40, "graphs.replays": 5, "updates.per_node": 2,
+              "updates.per_node_nodes": 12}}
+JSON
+    run "$CLI" report "$T/a.json" "$T/b.json"
+    assert_success
+    assert_line "Graph updates: 8 of 15 graph replays first set changed values: 6 node by node (4.0 nodes each), 2 with one whole-graph update; 3 swapped to a second graph instead. AUTOGRAPH_LOG=debug names the values that change."
+    cat >"$T/c.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 10, "counters": {"launches.cuLaunchKernel": 4, "graphs.replays": 4, "updates.none": 3}}
+JSON
+    run "$CLI" report "$T/c.json"
+    assert_success
+    refute_output --partial "Graph updates"
+}
+
 @test "report never crashes: every truncation, flipped bytes, garbage" {
     hx AUTOGRAPH_STATS="$T/s.%p.json" "$H/stress"
     f=("$T"/s.*.json)
