@@ -24,9 +24,10 @@
 #define SECOND_OPINION 8      /* occurrences before a sequence's first trial, lost, is tried
                                * again (the back-off grows for the next loss as ever): a
                                * trial's first graph occurrences can be slow for a while after
-                               * the build (ResNet-50, a torch.compile forward on a fresh
-                               * machine: graph 1425 us against eager 1044, then eager for the
-                               * whole run; 602 against 724 in the next process) */
+                               * the build (ResNet-50's first graph block; a torch.compile
+                               * forward on a fresh H100: graph 1425 us against eager 1044,
+                               * then eager for the whole run; 602 against 724 in the next
+                               * process) */
 #define BACKOFF_FIRST 64
 #define BACKOFF_MAX 16384
 #define TRIAL_MAX_OCC 96      /* a trial that cannot collect its samples decides anyway */
