@@ -26,6 +26,9 @@
 #           .old/*.so: G2 C1 C2 P4c S2; then G2's launches by state and phase (make selftime,
 #           three processes); about 5 minutes
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
+#   multiab on a two-GPU kind: paired rows, eager vs this build: M1 kernels/multigpu (peer
+#           copies, then a host-side combine), M2 bench/fw_ddp.py (torchrun, 2 ranks, NCCL;
+#           stats kept for `autograph report`); about 6 minutes
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -34,7 +37,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|old|harm|multi|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|old|harm|multi|multiab|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -199,6 +202,17 @@ p)
     timeout 560 python3 bench/run.py --only P1,P2,P3,P4a,P4b,P4c,P5,P8 --reps 5 --cpus 4-7 \
         --out "$logs/p" >"$logs/p.txt" 2>&1
     tail -40 "$logs/p.txt" >>"$top/summary.txt"
+    ;;
+multiab)
+    export NCCL_NVLS_ENABLE=0
+    R=12 ABT=50 abv M1_peer "eager= new=preload" $K/multigpu --iters=2000 --warmup=50
+    R=12 ABT=50 abv M1_host "eager= new=preload" $K/multigpu --iters=2000 --warmup=50 --combine=host
+    # a torchrun job starts in 10-20 s: few pairs, each a few hundred steps
+    R=8 ABT=${DDPT:-240} abv M2_ddp "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_ddp.%p.json" \
+        python3 -m torch.distributed.run --standalone --nproc_per_node=2 bench/fw_ddp.py --iters=400 --warmup=40
+    set -- "$logs"/stats_ddp.*.json
+    [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_ddp.txt" 2>&1
+                     sed -n '/Where every launch went/,/total/p' "$logs/report_ddp.txt" >>"$top/summary.txt"; }
     ;;
 multi)
     export NCCL_NVLS_ENABLE=0
