@@ -91,3 +91,13 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     total=$(( $(s launches.cuLaunchKernel) + $(s launches.cuLaunchKernelEx) ))
     [ "$total" -ge $((16 * 50)) ] || fail "only $total launches seen"
 }
+
+@test "thrust_loop: Thrust (sort_by_key, transform, scan, reduce to the host) graphed: identical" {
+    # graphing on, unlike the rest of this file: Thrust's own launches, its cudaMalloc/cudaFree
+    # per call and its stream syncs around them; only the results are asserted (how much is
+    # replayed is printed for the log)
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    same_results thrust_loop --iters=100
+    identical_output
+    echo "# thrust_loop: launches.replayed $(s launches.replayed), launches.replayed_percent $(s launches.replayed_percent)" >&3
+}

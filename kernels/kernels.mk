@@ -14,9 +14,10 @@ KERNELS_LDFLAGS ?= -Xcompiler -pthread
 KERNELS_RPATH   := -Xlinker -rpath=$(CUDA)/lib64
 KERNELS_DEPS    := $(wildcard kernels/*.h) kernels/kernels.mk
 
-# Apps linked against the static cudart (nvcc's default), one object each.
+# Apps linked against the static cudart (nvcc's default), one object each (thrust_loop: Thrust is
+# header-only, CUDA's CCCL).
 KERNELS_STATIC := tiny tiny-ptsz launch_ex multistream app_graphs capture_worker threads threads-ptsz spin graph_first \
-                  heavy irregular lifetime solver pdl_decode grow_grid pipeline50 multigpu
+                  heavy irregular lifetime solver pdl_decode grow_grid pipeline50 multigpu thrust_loop
 # Driver API only (host C++, no cudart), and the apps linked with cuBLAS.
 KERNELS_DRIVER := driver_api driver_api-ptsz first_launch modcopies
 KERNELS_CUBLAS := cublas_loop cublas_async cublas_once
