@@ -122,6 +122,7 @@ static int close_segment(ag_learn *L, ag_closed *c)
 {
     uint32_t len = L->len;
     L->len = 0;
+    L->win_segs++;
     if (len < L->min_len)
         return 0;
     uint64_t key = ag_hash(L->hashes, len * sizeof *L->hashes);
@@ -221,7 +222,7 @@ static void period_restart(ag_learn *L)
 static void window_end(ag_learn *L)
 {
     int fruitless = (uint64_t)L->win_rep * AG_LEARN_FRUIT < L->win_n;
-    L->win_n = L->win_rep = 0;
+    L->win_n = L->win_rep = L->win_segs = 0;
     L->win_len = AG_LEARN_WINDOW_SHORT;
     if (!fruitless) {
         L->rest_next = AG_LEARN_REST_FIRST;
@@ -250,7 +251,7 @@ void ag_learn_rest(ag_learn *L, uint32_t n)
     __atomic_store_n(&L->rest_left, n, __ATOMIC_RELEASE); /* release: as in window_end */
     L->len = 0;
     L->since_order = 0;
-    L->win_n = L->win_rep = 0;
+    L->win_n = L->win_rep = L->win_segs = 0;
     L->win_len = AG_LEARN_WINDOW_SHORT;
     period_restart(L);
 }
@@ -290,8 +291,10 @@ int ag_learn_push(ag_learn *L, uint64_t hash, const ag_shape *shape, uint64_t t0
         L->win_len = AG_LEARN_WINDOW; /* a long stretch: periods need the long window */
     }
     int closed = cut_here(L) ? close_segment(L, c) : 0;
-    if (++L->win_n >= L->win_len)
-        window_end(L);
+    if (++L->win_n >= L->win_len ||
+        (L->win_n == AG_LEARN_EARLY && L->win_len == AG_LEARN_WINDOW_SHORT &&
+         L->win_rep * AG_LEARN_FRUIT < AG_LEARN_EARLY && L->win_segs >= AG_LEARN_EARLY_SEGS))
+        window_end(L); /* (early: learn.h, AG_LEARN_EARLY) */
     return closed;
 }
 

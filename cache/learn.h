@@ -38,6 +38,12 @@ typedef struct ag_sighting {
 #define AG_LEARN_REST_GROWTH 4                 /* each fruitless window after it: this longer */
 #define AG_LEARN_REST_MAX (4 * AG_LEARN_WINDOW)
 #define AG_LEARN_FRUIT 16
+/* A short window ends early, fruitless, when AG_LEARN_EARLY launches in it closed at least
+ * AG_LEARN_EARLY_SEGS segments and not one of them had been seen before: a stream of ordering
+ * points between launches that never repeat (P4c) pays for a quarter of a window, not all of it;
+ * one long sequence of a few segments (a forward, a step) has not closed so many. */
+#define AG_LEARN_EARLY 256
+#define AG_LEARN_EARLY_SEGS 32
 
 /* Why the learner rests (the fates fate.rested_*, policy/stats.h, follow this order). */
 enum ag_rest_why {
@@ -56,6 +62,7 @@ typedef struct ag_learn {
     uint32_t min_repeats;
     uint32_t win_n, win_rep;  /* launches in this window; of them, in repeated segments */
     uint32_t win_len;         /* the window's length: short, or long once a long stretch shows */
+    uint32_t win_segs;        /* segments closed in this window (AG_LEARN_EARLY) */
     ag_shape *shapes;        /* the open segment: max_nodes */
     uint64_t *hashes;        /* max_nodes */
     int period_active;

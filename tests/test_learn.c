@@ -244,17 +244,19 @@ static void test_rest_when_nothing_repeats(void)
 {
     ag_learn L;
     ag_learn_init(&L, 128, 2, 3);
-    const long S = AG_LEARN_WINDOW_SHORT, R = AG_LEARN_REST_FIRST, G = AG_LEARN_REST_GROWTH;
-    /* synchronising often: short windows. The first one learns, then the learner rests R,
+    const long E = AG_LEARN_EARLY, R = AG_LEARN_REST_FIRST, G = AG_LEARN_REST_GROWTH;
+    const long S = AG_LEARN_WINDOW_SHORT;
+    /* synchronising often, nothing repeating: short windows, each ended early (dozens of
+     * segments closed, none seen before). The first one learns, then the learner rests R,
      * learns a window, rests R*G, ... */
-    CHECK_EQ(drive(&L, 0, S, k_random, sync_random), 0);
+    CHECK_EQ(drive(&L, 0, E, k_random, sync_random), 0);
     CHECK_EQ(L.rests, 1);
     CHECK(ag_learn_starting(&L)); /* the open segment was dropped */
-    long at = S;
+    long at = E;
     CHECK_EQ(drive(&L, at, R, k_random, sync_random), R);
     at += R;
-    CHECK_EQ(drive(&L, at, S, k_random, sync_random), 0);
-    at += S;
+    CHECK_EQ(drive(&L, at, E, k_random, sync_random), 0);
+    at += E;
     CHECK_EQ(L.rests, 2);
     CHECK_EQ(drive(&L, at, R * G, k_random, sync_random), R * G);
     at += R * G;
@@ -289,7 +291,7 @@ static void test_rest_why(void)
 {
     ag_learn L;
     ag_learn_init(&L, 128, 2, 3);
-    const long S = AG_LEARN_WINDOW_SHORT, R = AG_LEARN_REST_FIRST;
+    const long S = AG_LEARN_EARLY, R = AG_LEARN_REST_FIRST; /* (windows ended early) */
     CHECK_EQ(drive(&L, 0, S, k_random, sync_random), 0);
     CHECK(ag_learn_rests(&L));
     CHECK_EQ(ag_learn_rest_why(&L), AG_REST_NO_REPEAT);
@@ -303,6 +305,36 @@ static void test_rest_why(void)
     CHECK_EQ(drive(&L, S + R + 100, S, k_random, sync_random), 0);
     CHECK(ag_learn_rests(&L));
     CHECK_EQ(ag_learn_rest_why(&L), AG_REST_NO_REPEAT);
+    ag_learn_free(&L);
+}
+
+static int sync_every16(long i) { return i % 16 == 15; }
+
+/* A short window ends early only when it closed many segments and none had been seen before
+ * (a random stream of ordering points, P4c); one of few, long segments that do not repeat runs
+ * the whole window (a forward of a few hundred launches is seen twice within it). */
+static void test_rest_early_needs_many_segments(void)
+{
+    ag_learn L;
+    const long E = AG_LEARN_EARLY, S = AG_LEARN_WINDOW_SHORT;
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, E - 1, k_random, sync_random), 0);
+    CHECK_EQ(L.rests, 0);
+    CHECK_EQ(drive(&L, E - 1, 1, k_random, sync_random), 0);
+    CHECK_EQ(L.rests, 1);
+    ag_learn_free(&L);
+    /* E / 16 < AG_LEARN_EARLY_SEGS segments by the early point: the whole window */
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK(E / 16 < AG_LEARN_EARLY_SEGS);
+    CHECK_EQ(drive(&L, 0, S - 1, k_random, sync_every16), 0);
+    CHECK_EQ(L.rests, 0);
+    CHECK_EQ(drive(&L, S - 1, 1, k_random, sync_every16), 0);
+    CHECK_EQ(L.rests, 1);
+    ag_learn_free(&L);
+    /* many segments, but repeated ones among them (a loop of 10 with a sync each): no rest */
+    ag_learn_init(&L, 128, 2, 3);
+    CHECK_EQ(drive(&L, 0, 4 * S, k_loop10, sync_loop10), 0);
+    CHECK_EQ(L.rests, 0);
     ag_learn_free(&L);
 }
 
@@ -464,6 +496,7 @@ int main(void)
     test_pruning();
     test_rest_when_nothing_repeats();
     test_rest_why();
+    test_rest_early_needs_many_segments();
     test_no_rest_when_repeating();
     test_rest_when_only_barren_sequences();
     test_long_synced_period_learned_across_rests();
