@@ -51,8 +51,10 @@ static CUresult add_node(CUgraph g, ag_node *n, CUgraphNode prev, int prev_kerne
     return ag_drv.cuGraphAddDependencies_v2(g, &prev, &n->node, &e, 1);
 }
 
-/* What make_graph names when a memset or memcpy node is refused (refused_copy_node). */
+/* What make_graph names when a memset or memcpy node is refused, or the graph with them is
+ * (refused_copy_node). */
 static const char g_copy_node_call[] = "cuGraphAddMemsetNode/MemcpyNode";
+static const char g_instantiate_call[] = "cuGraphInstantiate";
 
 /* Makes the graph of nodes[0, n) (a piece's) from the launches src->recs[0, n): adds the
  * nodes (their handles and, for launches with attributes, the attributes go into nodes[i]),
@@ -103,7 +105,7 @@ static CUresult make_graph(ag_src *src, ag_node *nodes, uint32_t n, CUstream upl
         }
         prev = nd->node;
     }
-    *what = "cuGraphInstantiate";
+    *what = g_instantiate_call;
     if (ag_fault(AG_F_INSTANTIATE) ? (r = CUDA_ERROR_UNKNOWN)
                                    : (r = ag_drv.cuGraphInstantiateWithFlags(&x, g, 0)))
         goto fail;
@@ -270,14 +272,24 @@ void ag_build_run(ag_build_req *q, CUstream upload)
     q->r = make_graph(&src, q->nodes, q->n, upload, &q->g, &q->x, &q->what);
 }
 
-/* The driver checks a memset or memcpy node's memory when the node is added: the worker builds
- * after its occurrence went out, and a program that frees what it used once the stream synced
- * (MAGMA's batched solvers in F13, allocating and freeing every call; the H200 refused their
- * memset nodes, 2026-11-27) has freed it by then. Where the launches are held the memory is
- * still in use. */
+/* The driver checks a memset or memcpy node's memory when the node is added, and again when
+ * the graph is instantiated: the worker builds after its occurrence went out, and a program that
+ * frees what it used once the stream synced (MAGMA's batched solvers in F13, allocating and
+ * freeing every call: the H200 refused their memset nodes, 2026-11-27; Thrust's temporaries:
+ * the H100 refused the instantiation of a sort's piece, sixteenth session) has freed it by
+ * then. Where the launches are held the memory is still in use. */
 static int refused_copy_node(const ag_build_req *q)
 {
-    return q->r && q->what == g_copy_node_call;
+    if (!q->r)
+        return 0;
+    if (q->what == g_copy_node_call)
+        return 1;
+    if (q->what != g_instantiate_call)
+        return 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (q->nodes[i].shape.kind == AG_KIND_COPY)
+            return 1;
+    return 0;
 }
 
 void ag_build_finish(ag_build_req *q, int run)
@@ -293,13 +305,17 @@ void ag_build_finish(ag_build_req *q, int run)
     if (current)
         T->pieces[q->p].pending = 0;
     int failed = current && run && q->r;
-    if (failed && refused_copy_node(q) && !T->build_here) {
-        T->build_here = 1; /* its graphs are built where held from now on: no failure yet */
+    if (failed && refused_copy_node(q)) {
+        /* its graphs are built where held from now on: no failure yet (nor for the requests
+         * of its other pieces, made before this one came back) */
         failed = 0;
-        ag_stat_inc(AG_ST_WORKER_COPY_REFUSED);
-        ag_log(AG_LOG_INFO, "graph of sequence %016llx: the worker could not add a copy node "
-               "(%d; its memory freed meanwhile?): built where it is held from now on",
-               (unsigned long long)T->key, (int)q->r);
+        if (!T->build_here) {
+            T->build_here = 1;
+            ag_stat_inc(AG_ST_WORKER_COPY_REFUSED);
+            ag_log(AG_LOG_INFO, "graph of sequence %016llx: the worker's %s failed (%d; a copy "
+                   "node's memory freed meanwhile?): built where it is held from now on",
+                   (unsigned long long)T->key, q->what, (int)q->r);
+        }
     } else if (failed) {
         build_failed(T, q->what, q->r);
     }

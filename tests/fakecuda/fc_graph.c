@@ -425,6 +425,8 @@ static void exec_free(fc_exec *e)
     free(e);
 }
 
+static int copy_node_live(const fc_knode *k);
+
 FC_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph,
                                                        unsigned long long flags)
 {
@@ -461,6 +463,12 @@ FC_EXPORT CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec,
                 break;
             }
             memcpy(e->deps[i], x->deps[i].idx, (size_t)x->deps[i].n * sizeof(int));
+        }
+        /* a memset or memcpy node's device memory is checked again: freed since the node was
+         * added, instantiation fails (Thrust's temporaries, H100, sixteenth session) */
+        if (fc_is_copy_fn(nd->k.def.fn) && !copy_node_live(&nd->k)) {
+            r = CUDA_ERROR_INVALID_VALUE;
+            break;
         }
         r = knode_copy(&e->nodes[i], &nd->k);
         if (r) {
@@ -736,6 +744,16 @@ static int device_range(uintptr_t p, size_t n)
 {
     int k = fc_mem_kind(p, n);
     return k == 0 || k == 2;
+}
+
+/* Whether a copy node's device memory is still allocated. */
+static int copy_node_live(const fc_knode *k)
+{
+    const fc_copy_blob *b = (const fc_copy_blob *)k->blob;
+    if (k->def.fn == memset_node_fn)
+        return device_range((uintptr_t)b->dst, b->n * b->elem);
+    return (b->dkind != CU_MEMORYTYPE_DEVICE || device_range((uintptr_t)b->dst, b->n)) &&
+           (b->skind != CU_MEMORYTYPE_DEVICE || device_range((uintptr_t)b->src, b->n));
 }
 
 static CUresult copy_knode(fc_knode *k, fakecuda_kernel_fn fn, const fc_copy_blob *b,

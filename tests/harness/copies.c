@@ -20,7 +20,11 @@
  *          runs the kernel on it, reads it back and frees it after the sync. The fake's call
  *          hook holds the first memset node that another thread (the library's worker) adds
  *          until the iteration's free has returned: the driver then refuses the node (the
- *          memory is gone), as the H200 refused F13's (MAGMA's memset, 2026-11-27) */
+ *          memory is gone), as the H200 refused F13's (MAGMA's memset, 2026-11-27)
+ *        copies freed_late [iterations=40]
+ *          the same, the hook holding the worker's instantiation instead: the node was added
+ *          while the memory lived, and the instantiation is refused (Thrust's temporaries, the
+ *          H100, sixteenth session) */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -179,8 +183,10 @@ static int htod(const char *mode, long iters)
     return 0;
 }
 
-/* The "freed" scenario's hook: the first cuGraphAddMemsetNode of a thread other than main's
- * waits (at most 5 s) for the next free of main's to return. */
+/* The "freed" scenarios' hook: the first g_hold_call (cuGraphAddMemsetNode, or
+ * cuGraphInstantiateWithFlags) of a thread other than main's waits (at most 5 s) for the next
+ * free of main's to return. */
+static const char *g_hold_call = "cuGraphAddMemsetNode";
 static pthread_t g_main;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
@@ -189,7 +195,7 @@ static int g_held_once;
 
 static void freed_hook(const char *name)
 {
-    if (pthread_equal(pthread_self(), g_main) || strcmp(name, "cuGraphAddMemsetNode"))
+    if (pthread_equal(pthread_self(), g_main) || strcmp(name, g_hold_call))
         return;
     pthread_mutex_lock(&g_mu);
     if (!g_held_once) {
@@ -244,7 +250,7 @@ static int freed(long iters)
     }
     fakecuda_set_call_hook(NULL);
     CK(cuStreamDestroy_v2(s));
-    hx_pass("copies freed");
+    hx_pass(strcmp(g_hold_call, "cuGraphAddMemsetNode") ? "copies freed_late" : "copies freed");
     return 0;
 }
 
@@ -260,6 +266,10 @@ int main(int argc, char **argv)
         return dtod(hx_arg(argc, argv, 2, 40));
     if (!strcmp(what, "freed"))
         return freed(hx_arg(argc, argv, 2, 40));
+    if (!strcmp(what, "freed_late")) {
+        g_hold_call = "cuGraphInstantiateWithFlags";
+        return freed(hx_arg(argc, argv, 2, 40));
+    }
     if (!strcmp(what, "htod"))
         return htod(argc > 2 ? argv[2] : "pageable", hx_arg(argc, argv, 3, 40));
     hx_fail("unknown scenario %s", what);
