@@ -39,9 +39,10 @@ typedef struct ag_sighting {
 #define AG_LEARN_REST_MAX (4 * AG_LEARN_WINDOW)
 #define AG_LEARN_FRUIT 16
 /* A short window ends early, fruitless, when AG_LEARN_EARLY launches in it closed at least
- * AG_LEARN_EARLY_SEGS segments and not one of them had been seen before: a stream of ordering
- * points between launches that never repeat (P4c) pays for a quarter of a window, not all of it;
- * one long sequence of a few segments (a forward, a step) has not closed so many. */
+ * AG_LEARN_EARLY_SEGS segments and under 1/AG_LEARN_FRUIT of them were in repeated ones: a
+ * stream of ordering points between launches that never repeat (P4c) pays for a quarter of a
+ * window, not all of it; one long sequence of a few segments (a forward, a step) has not closed
+ * so many. */
 #define AG_LEARN_EARLY 256
 #define AG_LEARN_EARLY_SEGS 32
 
@@ -62,13 +63,13 @@ typedef struct ag_learn {
     uint32_t min_repeats;
     uint32_t win_n, win_rep;  /* launches in this window; of them, in repeated segments */
     uint32_t win_len;         /* the window's length: short, or long once a long stretch shows */
-    uint32_t win_segs;        /* segments closed in this window (AG_LEARN_EARLY) */
     ag_shape *shapes;        /* the open segment: max_nodes */
     uint64_t *hashes;        /* max_nodes */
     int period_active;
     /* the rest */
     uint64_t t0;             /* the engine's clock at the segment's first launch */
     uint64_t shown;          /* launches shown (pushed, or replayed as graphs) */
+    uint32_t win_segs;       /* segments closed in this window (AG_LEARN_EARLY) */
     uint32_t cap;            /* room in shapes / hashes: grows with the longest segment (a
                               * stream's first launch should not pay for MAX_NODES of it) */
     /* period detection over the whole stream */

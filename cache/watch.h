@@ -2,7 +2,7 @@
 /* A program's first launches -- C1 (one launch), C2 (50 kernels once), a warm-up -- are often
  * timed, and a stream's state (driver questions, allocations, the registry), its learner and a
  * function's first sighting cost microseconds that only pay off once something repeats. So a
- * launch on a stream that has no state passes straight through, remembered only by two bits
+ * launch on a stream that has no state passes straight through, remembered only by three bits
  * of a process-wide filter of (stream, function) pairs, until a pair repeats: that launch
  * makes the stream's state, and the stream learns from there on as before.
  *
@@ -25,7 +25,9 @@
  * a stateless stream pass without making a state (ag_stream_of).
  *
  * Both filters are approximate in the safe direction only: a bit set by another pair (or
- * stream) makes a state earlier than needed, never later; bits are never cleared (a destroyed
+ * stream) makes a state earlier than needed, never later (50 new pairs on one stream: with two
+ * bits a pair, a state was made in 3 of 1500 harness processes, as the addresses' randomisation
+ * fell; with three, 0 of 4000: test_watch.c); bits are never cleared (a destroyed
  * stream's handle, reused, gets its state at once, as before the watch). With a profile loaded
  * nothing is watched (a profile sequence may start at a function's first launches). Copies
  * and memsets on a stateless stream are ordering points: a stream of copies alone is never
@@ -40,7 +42,7 @@
 #include "cache/compiler.h"
 #include "cache/process.h"
 
-#define AG_WATCH_PAIR_WORDS 512  /* 4 KiB: (stream, function) pairs, two bits each */
+#define AG_WATCH_PAIR_WORDS 512  /* 4 KiB: (stream, function) pairs, three bits each */
 #define AG_WATCH_STATE_WORDS 64  /* 512 B: streams that may have a state, one bit each */
 
 typedef struct ag_watch_t {
@@ -120,14 +122,23 @@ static inline int ag_watch_rule_quiet(int legacy)
 
 /* A launch of f on stream s, which has no state: 1 when it passes watched (the pair was not
  * seen before; now it is), 0 when the stream must have its state now. */
+/* The pair (stream id, f)'s word of ag_watch.pairs and its three bits there (one word: one
+ * cache line to touch). tests/test_watch.c measures the false positives. */
+static inline uint64_t ag_watch_pair_bits(uint64_t id, const void *f, unsigned *word)
+{
+    uint64_t h = ag_watch_mix(id * 0x9FB21C651E98DF25ull ^ (uintptr_t)f);
+    *word = (unsigned)(h % AG_WATCH_PAIR_WORDS);
+    return 1ull << ((h >> 16) & 63) | 1ull << ((h >> 22) & 63) | 1ull << ((h >> 28) & 63);
+}
+
 static inline int ag_watch_launch(CUstream s, int ptsz, const void *f)
 {
     if (!ag_watch_rule_quiet(ag_watch_is_legacy(s, ptsz)) ||
         atomic_load_explicit(&ag_hot.profile_live, memory_order_relaxed) > 0)
         return 0;
-    uint64_t h = ag_watch_mix(ag_watch_stream_id(s, ptsz) * 0x9FB21C651E98DF25ull ^ (uintptr_t)f);
-    _Atomic uint64_t *w = &ag_watch.pairs[h % AG_WATCH_PAIR_WORDS];
-    uint64_t mask = 1ull << ((h >> 16) & 63) | 1ull << ((h >> 22) & 63);
+    unsigned word;
+    uint64_t mask = ag_watch_pair_bits(ag_watch_stream_id(s, ptsz), f, &word);
+    _Atomic uint64_t *w = &ag_watch.pairs[word];
     if ((atomic_load_explicit(w, memory_order_relaxed) & mask) == mask)
         return 0;
     return (atomic_fetch_or_explicit(w, mask, memory_order_relaxed) & mask) != mask;
