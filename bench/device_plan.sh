@@ -8,7 +8,7 @@
 #
 #   tests   build, every GPU test (bats/gpu_*.bats, in parallel), selftime of the first launches
 #           and of a decode step's piece sends (the phases, the engine's own driver calls)
-#   ab      paired A/B rows (bench/ab.py, 10 pairs, CPUs pinned): C1 C2 D1 D2 D3 S1 S2 G1 P4c
+#   ab      paired A/B rows (bench/ab.py, 10 pairs, CPUs pinned): C1 C2 D1 D2 D3 S1 S2 G1 P4c T1
 #   fw      the framework rows F1-F5 and P6 (bench/run.py), and `autograph report` on the stats
 #           of a GPU run (pdl_decode, Hugging Face GPT-2)
 #   p       the P rows against the hand-written graphs (bench/run.py: P1 P2 P3 P4 P5 P8)
@@ -182,6 +182,7 @@ ab)
     ab S2 $K/solver --pinned=1 --iters=3000 --warmup=10
     ab G1 $K/cublas_async --iters=200 --warmup=20
     ab P4c $K/irregular --iters=1000 --warmup=50
+    ab T1 $K/thrust_loop --iters=300
     for app in "pdl_decode --iters=100" "pdl_decode --iters=100 --pdl=0" "solver --pinned=0 --iters=3000" \
                "solver --pinned=1 --iters=3000"; do
         echo "[$app, hand-written graph] $($K/$app --mode=graph | grep time_us)"

@@ -10,7 +10,7 @@
 #              the summary has both runs' time_us_per_iter (the simulator's eager prediction is
 #              checked against the untraced one) and whether their checksums agree
 #   validate1  paired A/B runs (bench/ab.py --cpus 4-7, eager= vs ag=preload) of the C rows
-#              P1 P3 C1 C2 G2 S1 S2 D1 G1, then the Python rows F3 F1 F2 F4
+#              P1 P3 C1 C2 G2 S1 S2 D1 G1 T1, then the Python rows F3 F1 F2 F4
 #   validate2  likewise: F6 (torch.compile; its Inductor cache filled first), F7 (ResNet-50),
 #              F8 (AMP training), F9 (CuPy CG), F10 (LSTM training), F11 (two-stream
 #              prefetching inference), F12 (CuPy FFT), F13 (PyTorch batched least squares)
@@ -47,7 +47,7 @@ SECONDS=0
 # iteration counts keep each trace to a few hundred iterations (the solver's 1000 iterations
 # are 4 small records each) and its gzipped file small.
 # traces: the C rows first (cheap), F6 last (a cold Inductor cache compiles for minutes)
-ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F7 F6)
+ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 T1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F7 F6)
 declare -A NAME CMD
 row() { NAME[$1]=$2; CMD[$1]=$3; }
 row F1 torch_transformer "$PY bench/fw_torch_transformer.py --iters=60 --warmup=20"
@@ -73,6 +73,7 @@ row C2 pipeline50 "$K/pipeline50"
 row D1 pdl_decode "$K/pdl_decode --iters=100"
 row S2 solver_pinned "$K/solver --pinned=1 --iters=1000 --warmup=10"
 row G1 cublas_async "$K/cublas_async --iters=200 --warmup=20"
+row T1 thrust_loop "$K/thrust_loop --iters=300"
 
 wanted() { [ -z "${ROWS:-}" ] || [[ " $ROWS " == *" $1 "* ]]; }
 is_py() { [[ ${CMD[$1]} == "$PY "* ]]; }
@@ -197,7 +198,7 @@ traces)
     done
     ;;
 validate1 | validate2)
-    if [ "$part" = validate1 ]; then set -- P1 P3 C1 C2 G2 S1 S2 D1 G1 F3 F1 F2 F4; else set -- F6 F7 F8 F9 F10 F11 F12 F13 F14; fi
+    if [ "$part" = validate1 ]; then set -- P1 P3 C1 C2 G2 S1 S2 D1 G1 T1 F3 F1 F2 F4; else set -- F6 F7 F8 F9 F10 F11 F12 F13 F14; fi
     for id in "$@"; do
         wanted "$id" || continue
         ab "$id"
