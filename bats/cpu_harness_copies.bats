@@ -199,15 +199,18 @@ setup() { harness_setup; }
     assert_output --regexp "FAIL: .*cuMemcpyDtoHAsync_v2.* returned 999"
 }
 
-# freed SCENARIO: copies SCENARIO 100 with the worker, until as many iterations ran from graphs as
+# freed SCENARIO [ENV...]: copies SCENARIO 100 with the worker (and the settings ENV), until as
+# many iterations ran from graphs as
 # not (HX_SETTLE=1: how many go out eagerly while the worker tries depends on when it runs, 79
 # of 100 replayed beside another test suite, 93 alone, 71 of 400 under heavier load). The
 # refusal is one refused copy, no failure: every launch is learned, issued while the worker
 # built, or replayed -- never turned off.
 freed() {
-    ag env AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$H/copies" "$1" 100
+    local scenario=$1
+    shift
+    ag env AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$@" "$H/copies" "$scenario" 100
     assert_success
-    assert_output --partial "PASS copies $1"
+    assert_output --partial "PASS copies $scenario"
     assert_equal "$(stat worker.copy_refused)" 1
     assert_equal "$(stat failures.build)" 0
     local n r
@@ -228,4 +231,11 @@ freed() {
     # node was added while its memory lived, the instantiation is refused (Thrust's temporaries
     # on the H100)
     freed freed_late
+}
+
+@test "the worker's requests for a template's other pieces, refused after its first refusal, are no failure either" {
+    # two memsets and kernels an iteration, in pieces of 2: the second piece's request is queued
+    # while the worker waits in the hook, and its memset node is refused too once it runs (the
+    # memory freed); so is the read-back's piece. One refused copy, no failure
+    freed freed_two AUTOGRAPH_PIECE=2
 }

@@ -21,6 +21,10 @@
  *          hook holds the first memset node that another thread (the library's worker) adds
  *          until the iteration's free has returned: the driver then refuses the node (the
  *          memory is gone), as the H200 refused F13's (MAGMA's memset, 2026-11-27)
+ *        copies freed_two [iterations=40]
+ *          the same with a second memset and kernel on the buffer's other word (run with
+ *          AUTOGRAPH_PIECE=2: two pieces, each with a memset node; the second piece's request,
+ *          made before the first one's refusal came back, is refused too)
  *        copies freed_late [iterations=40]
  *          the same, the hook holding the worker's instantiation instead: the node was added
  *          while the memory lived, and the instantiation is refused (Thrust's temporaries, the
@@ -216,41 +220,50 @@ static void freed_hook(const char *name)
     pthread_mutex_unlock(&g_mu);
 }
 
-static int freed(long iters)
+/* two: a second memset and kernel on the buffer's second word after the first kernel (with
+ * AUTOGRAPH_PIECE=2, two pieces with a memset node each) */
+static int freed(long iters, int two)
 {
     CUfunction ACC = hx_kernel_acc("freed_acc");
     CUstream s;
     CK(cuStreamCreate(&s, 0));
     hx_settle settle;
-    hx_log *log = hx_log_new((uint32_t)(hx_settle_init(&settle, iters) + 8));
+    hx_log *log = hx_log_new((uint32_t)(2 * hx_settle_init(&settle, iters) + 8));
     void *p;
-    CK(cuMemAllocHost_v2(&p, 8));
+    CK(cuMemAllocHost_v2(&p, 16));
     uint64_t *host = p;
     g_main = pthread_self();
     fakecuda_set_call_hook(freed_hook);
     for (long it = 0; hx_settle_more(&settle, it, iters); it++) {
         CUdeviceptr d;
-        CK(cuMemAlloc_v2(&d, 8));
-        uint32_t v = (uint32_t)(it * 5 + 2);
+        CK(cuMemAlloc_v2(&d, 16));
+        uint32_t v = (uint32_t)(it * 5 + 2), v2 = (uint32_t)(it * 7 + 1);
         CK(cuMemsetD32Async(d, v, 2, s));
         hx_acc(ACC, s, log, (uint64_t *)(uintptr_t)d, 1, (uint32_t)it);
-        CK(cuMemcpyDtoHAsync_v2(host, d, 8, s));
+        if (two) {
+            CK(cuMemsetD32Async(d + 8, v2, 2, s));
+            hx_acc(ACC, s, log, (uint64_t *)(uintptr_t)(d + 8), 2, (uint32_t)it);
+        }
+        CK(cuMemcpyDtoHAsync_v2(host, d, two ? 16 : 8, s));
         CK(cuStreamSynchronize(s));
-        hx_settle_done(&settle, 1);
+        hx_settle_done(&settle, 1 + (uint32_t)two);
         CK(cuMemFree_v2(d));
         pthread_mutex_lock(&g_mu);
         g_frees++;
         pthread_cond_broadcast(&g_cv);
         pthread_mutex_unlock(&g_mu);
-        uint64_t w = hx_mix(pattern(v, 4), 1, (uint32_t)it);
-        HX_ASSERT(*host == w, "freed, iteration %ld: read back %#llx, expected %#llx", it,
-                  (unsigned long long)*host, (unsigned long long)w);
-        hx_entry e = { 1, (uint32_t)it, w };
-        hx_log_expect(log, (uint32_t)it, &e, 1, "freed", it);
+        hx_entry e[2] = { { 1, (uint32_t)it, hx_mix(pattern(v, 4), 1, (uint32_t)it) },
+                          { 2, (uint32_t)it, hx_mix(pattern(v2, 4), 2, (uint32_t)it) } };
+        for (int k = 0; k < 1 + two; k++)
+            HX_ASSERT(host[k] == e[k].b, "freed, iteration %ld: word %d read back %#llx, "
+                      "expected %#llx", it, k, (unsigned long long)host[k],
+                      (unsigned long long)e[k].b);
+        hx_log_expect(log, (uint32_t)(it * (1 + two)), e, (uint32_t)(1 + two), "freed", it);
     }
     fakecuda_set_call_hook(NULL);
     CK(cuStreamDestroy_v2(s));
-    hx_pass(strcmp(g_hold_call, "cuGraphAddMemsetNode") ? "copies freed_late" : "copies freed");
+    hx_pass(strcmp(g_hold_call, "cuGraphAddMemsetNode") ? "copies freed_late"
+            : two ? "copies freed_two" : "copies freed");
     return 0;
 }
 
@@ -264,11 +277,11 @@ int main(int argc, char **argv)
                       argc > 4 && !strcmp(argv[4], "legacy"));
     if (!strcmp(what, "dtod"))
         return dtod(hx_arg(argc, argv, 2, 40));
-    if (!strcmp(what, "freed"))
-        return freed(hx_arg(argc, argv, 2, 40));
+    if (!strcmp(what, "freed") || !strcmp(what, "freed_two"))
+        return freed(hx_arg(argc, argv, 2, 40), !strcmp(what, "freed_two"));
     if (!strcmp(what, "freed_late")) {
         g_hold_call = "cuGraphInstantiateWithFlags";
-        return freed(hx_arg(argc, argv, 2, 40));
+        return freed(hx_arg(argc, argv, 2, 40), 0);
     }
     if (!strcmp(what, "htod"))
         return htod(argc > 2 ? argv[2] : "pageable", hx_arg(argc, argv, 3, 40));
