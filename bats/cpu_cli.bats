@@ -129,6 +129,22 @@ option_case() { # name valid garbage default
     assert_line --regexp '^hand +4\.00 .* 2\.000x \(2\.000-2\.000\)$'
 }
 
+@test "bench/pool.py: two variants' paired ratio per ab.py file and pooled over them" {
+    local d="$BATS_TEST_TMPDIR"
+    mkdir -p "$d/r1" "$d/r2"
+    echo '{"times_us": {"eager": [9, 9], "base": [2, 2], "new": [1, 1]}}' >"$d/r1/ab.json"
+    echo '{"times_us": {"eager": [9], "base": [3], "new": [1]}}' >"$d/r2/ab.json"
+    run python3 "$BATS_TEST_DIRNAME/../bench/pool.py" --ref base --variant new "$d/r1/ab.json" "$d/r2/ab.json"
+    assert_success
+    assert_line --regexp '^r1/ab\.json +2  2\.000x \(2\.000-2\.000\)$'
+    assert_line --regexp '^r2/ab\.json +1  3\.000x \(3\.000-3\.000\)$'
+    # the geometric mean of 2, 2 and 3: 12^(1/3)
+    assert_line --regexp '^pooled +3  2\.289x '
+    run python3 "$BATS_TEST_DIRNAME/../bench/pool.py" --ref base --variant old "$d/r1/ab.json"
+    assert_failure
+    assert_output --partial "has no variant 'old'"
+}
+
 @test "bench/hotpath.py takes off the driver's cost only where the library called it" {
     # callgrind_annotate --tree=caller --inclusive=yes: callers ('<') before each function ('*');
     # the fake driver's functions are known by object or by file (listed twice, callers under one)
