@@ -858,11 +858,15 @@ static sgraph *node_graph(CUgraphNode n)
     size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
     return i == (size_t)-1 || g_nodes[i].graph >= g_ngraphs ? NULL : &g_graphs[g_nodes[i].graph];
 }
-static void node_set(CUgraphNode n)
+/* A template graph's node set (before a whole-graph update): part of the update, and its
+ * cost at the exec's next launch counted. */
+static CUresult node_set(CUgraphNode n)
 {
     sgraph *G = node_graph(n);
     if (G)
         G->updated++;
+    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
+    return CUDA_SUCCESS;
 }
 static CUresult d_graph_create(CUgraph *g, unsigned flags)
 {
@@ -932,24 +936,17 @@ static CUresult d_node_set_attr(CUgraphNode n, CUkernelNodeAttrID id,
     sim_host_add(SIM_C_BUILD, NS(C->host.graph_add_node));
     return CUDA_SUCCESS;
 }
-/* The template graph's node (before a whole-graph update): part of the update. */
 static CUresult d_node_set_params(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    node_set(n);
-    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
-    return CUDA_SUCCESS;
+    return node_set(n);
 }
 static CUresult d_memset_node_set(CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p)
 {
-    node_set(n);
-    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
-    return CUDA_SUCCESS;
+    return node_set(n);
 }
 static CUresult d_memcpy_node_set(CUgraphNode n, const CUDA_MEMCPY3D *p)
 {
-    node_set(n);
-    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
-    return CUDA_SUCCESS;
+    return node_set(n);
 }
 static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flags)
 {
@@ -976,7 +973,8 @@ static CUresult d_exec_destroy(CUgraphExec x)
 {
     return drop(exec_of(x));
 }
-static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+/* An exec's node set: its cost now, and at the exec's next launch. */
+static CUresult exec_node_set(CUgraphExec x)
 {
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     sim_gpu.updates_node++;
@@ -984,26 +982,20 @@ static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_
     if (X)
         X->updated++;
     return CUDA_SUCCESS;
+}
+static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    return exec_node_set(x);
 }
 static CUresult d_exec_memset_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p,
                                   CUcontext c)
 {
-    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
-    sim_gpu.updates_node++;
-    sgraph *X = exec_of(x);
-    if (X)
-        X->updated++;
-    return CUDA_SUCCESS;
+    return exec_node_set(x);
 }
 static CUresult d_exec_memcpy_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMCPY3D *p,
                                   CUcontext c)
 {
-    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
-    sim_gpu.updates_node++;
-    sgraph *X = exec_of(x);
-    if (X)
-        X->updated++;
-    return CUDA_SUCCESS;
+    return exec_node_set(x);
 }
 static CUresult d_exec_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
 {

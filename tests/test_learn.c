@@ -310,30 +310,31 @@ static void test_rest_why(void)
 
 static int sync_every16(long i) { return i % 16 == 15; }
 
-/* A short window ends early only when it closed many segments and none had been seen before
- * (a random stream of ordering points, P4c); one of few, long segments that do not repeat runs
- * the whole window (a forward of a few hundred launches is seen twice within it). */
-static void test_rest_early_needs_many_segments(void)
+/* Whether a fresh learner shown launches k(i) with ordering points sync(i) first rests at its
+ * launch `at`: no rest before it, one after it. */
+static int first_rest_at(long at, int (*k)(long), int (*sync)(long))
 {
     ag_learn L;
-    const long E = AG_LEARN_EARLY, S = AG_LEARN_WINDOW_SHORT;
     ag_learn_init(&L, 128, 2, 3);
-    CHECK_EQ(drive(&L, 0, E - 1, k_random, sync_random), 0);
-    CHECK_EQ(L.rests, 0);
-    CHECK_EQ(drive(&L, E - 1, 1, k_random, sync_random), 0);
-    CHECK_EQ(L.rests, 1);
+    int ok = drive(&L, 0, at - 1, k, sync) == 0 && L.rests == 0 &&
+             drive(&L, at - 1, 1, k, sync) == 0 && L.rests == 1;
     ag_learn_free(&L);
-    /* E / 16 < AG_LEARN_EARLY_SEGS segments by the early point: the whole window */
-    ag_learn_init(&L, 128, 2, 3);
-    CHECK(E / 16 < AG_LEARN_EARLY_SEGS);
-    CHECK_EQ(drive(&L, 0, S - 1, k_random, sync_every16), 0);
-    CHECK_EQ(L.rests, 0);
-    CHECK_EQ(drive(&L, S - 1, 1, k_random, sync_every16), 0);
-    CHECK_EQ(L.rests, 1);
-    ag_learn_free(&L);
+    return ok;
+}
+
+/* A short window ends early only when it closed many segments and under 1/16 of its launches
+ * repeated (a random stream of ordering points, P4c); one of few, long segments that do not
+ * repeat runs the whole window (a forward of a few hundred launches is seen twice within it). */
+static void test_rest_early_needs_many_segments(void)
+{
+    CHECK(first_rest_at(AG_LEARN_EARLY, k_random, sync_random));
+    /* AG_LEARN_EARLY / 16 < AG_LEARN_EARLY_SEGS segments by the early point: the whole window */
+    CHECK(AG_LEARN_EARLY / 16 < AG_LEARN_EARLY_SEGS);
+    CHECK(first_rest_at(AG_LEARN_WINDOW_SHORT, k_random, sync_every16));
     /* many segments, but repeated ones among them (a loop of 10 with a sync each): no rest */
+    ag_learn L;
     ag_learn_init(&L, 128, 2, 3);
-    CHECK_EQ(drive(&L, 0, 4 * S, k_loop10, sync_loop10), 0);
+    CHECK_EQ(drive(&L, 0, 4 * AG_LEARN_WINDOW_SHORT, k_loop10, sync_loop10), 0);
     CHECK_EQ(L.rests, 0);
     ag_learn_free(&L);
 }
