@@ -120,8 +120,6 @@ static inline int ag_watch_rule_quiet(int legacy)
                   : !atomic_load_explicit(&ag_hot.legacy_open_any, memory_order_acquire);
 }
 
-/* A launch of f on stream s, which has no state: 1 when it passes watched (the pair was not
- * seen before; now it is), 0 when the stream must have its state now. */
 /* The pair (stream id, f)'s word of ag_watch.pairs and its three bits there (one word: one
  * cache line to touch). tests/test_watch.c measures the false positives. */
 static inline uint64_t ag_watch_pair_bits(uint64_t id, const void *f, unsigned *word)
@@ -131,6 +129,8 @@ static inline uint64_t ag_watch_pair_bits(uint64_t id, const void *f, unsigned *
     return 1ull << ((h >> 16) & 63) | 1ull << ((h >> 22) & 63) | 1ull << ((h >> 28) & 63);
 }
 
+/* A launch of f on stream s, which has no state: 1 when it passes watched (the pair was not
+ * seen before; now it is), 0 when the stream must have its state now. */
 static inline int ag_watch_launch(CUstream s, int ptsz, const void *f)
 {
     if (!ag_watch_rule_quiet(ag_watch_is_legacy(s, ptsz)) ||
