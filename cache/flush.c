@@ -9,6 +9,7 @@
 #include "cache/copy.h"
 #include "cache/driver.h"
 #include "cache/flush.h"
+#include "cache/selftime.h"
 #include "cache/internal.h"
 #include "cache/profile.h"
 
@@ -44,8 +45,12 @@ void ag_order_locked(ag_stream *st, enum ag_stat reason)
     AG_ASSERT(ag_lock_held(&st->mu));
     ag_flush_locked(st, reason);
     ag_closed c;
-    if (st->held && ag_learn_order(&st->learn, &c))
+    int closed = st->held && ag_learn_order(&st->learn, &c);
+    AG_SELF_MARK(AG_SM_O_FLUSHED);
+    if (closed) {
         ag_on_closed(st, &c);
+        AG_SELF_MARK(AG_SM_O_CLOSED);
+    }
 }
 
 /* ---- per-thread default streams --------------------------------------------------------- */

@@ -44,9 +44,11 @@ static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take
         return passed();
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
+    AG_SELF_MARK(AG_SM_LOOKUP);
     if (!st)
         return passed();
     ag_cross_flush(st);
+    AG_SELF_MARK(AG_SM_O_CROSS);
     if (ag_rest_order_passes(st))
         return passed();
     ag_lock(&st->mu);

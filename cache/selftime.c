@@ -57,19 +57,20 @@ void ag_selftime_add(enum ag_selftime_kind k, uint64_t ticks, long faults0)
 void ag_selftime_end(enum ag_selftime_kind k, uint64_t ticks, uint64_t drv, long faults0)
 {
     ag_selftime_add(k, ticks, faults0);
-    if (k != AG_SELF_LAUNCH)
-        return;
-    int st = ag_self_state;
-    ag_selftime_add((enum ag_selftime_kind)st, ticks, 0);
+    int st = k == AG_SELF_LAUNCH ? ag_self_state : (int)k; /* an ordering point: its own marks */
+    if (k == AG_SELF_LAUNCH)
+        ag_selftime_add((enum ag_selftime_kind)st, ticks, 0);
     uint64_t end = ag_ticks();
-    for (int m = 0, next; m < AG_SM_COUNT; m = next) {
-        for (next = m + 1; next < AG_SM_COUNT && !ag_self_marks[next]; next++)
-            ;
-        if (ag_self_marks[m])
-            atomic_fetch_add_explicit(&g_phase[st][m],
-                                      (next < AG_SM_COUNT ? ag_self_marks[next] : end) -
-                                          ag_self_marks[m],
-                                      memory_order_relaxed);
+    /* each phase runs to the next mark in time (a call sets them in any order of the enum:
+     * an ordering point closing a segment passes through a layout's marks) */
+    for (int m = 0; m < AG_SM_COUNT; m++) {
+        uint64_t t = ag_self_marks[m], next = end;
+        if (!t)
+            continue;
+        for (int o = 0; o < AG_SM_COUNT; o++)
+            if (ag_self_marks[o] > t && ag_self_marks[o] < next)
+                next = ag_self_marks[o];
+        atomic_fetch_add_explicit(&g_phase[st][m], next - t, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&g_drv[st], drv, memory_order_relaxed);
     if (ticks <= __atomic_load_n(&g_slow[st], __ATOMIC_RELAXED))
@@ -140,8 +141,9 @@ __attribute__((destructor)) static void report(void)
         "begun", "counted", "init", "engine on", "stream found", "locked", "to learn",
         "exit armed", "learner made", "prepared", "layout found", "context asked",
         "probe queued", "layout", "shape", "piece to send", "piece updated", "piece launched",
-        "template looked up", "passed", "learned" };
-    for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
+        "template looked up", "passed", "learned", "legacy rule", "segment ended",
+        "closed seen" };
+    for (int k = AG_SELF_STREAM_ORDER; k < AG_SELF_KINDS; k++) {
         if (!g_slow[k])
             continue;
         fprintf(stderr, "autograph-selftime: slowest %s: %.1f us own; marks (us before the "
@@ -152,7 +154,7 @@ __attribute__((destructor)) static void report(void)
                 fprintf(stderr, " %s %.1f", marks[m], (double)g_slow_marks[k][m] / per_ns / 1e3);
         fprintf(stderr, "\n");
     }
-    for (int k = AG_SELF_L_OTHER; k < AG_SELF_KINDS; k++) {
+    for (int k = AG_SELF_STREAM_ORDER; k < AG_SELF_KINDS; k++) {
         unsigned long long n = atomic_load(&g_calls[k]);
         if (!n)
             continue;

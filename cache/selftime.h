@@ -43,14 +43,18 @@ extern __thread uint8_t ag_self_state;   /* enum ag_selftime_kind of the launch 
     ag_selftime_end(k, ag_ticks() - ag_self_t0 - (ag_self_drv - ag_self_d0),                    \
                     ag_self_drv - ag_self_d0, ag_self_f0)
 #define AG_SELF_STATE(s) (ag_self_state = (s))
-/* Phase marks inside one launch: the slowest launch of each state is kept with the time from
+/* Phase marks inside one launch or ordering point: the slowest launch of each state (and the
+ * slowest ordering point) is kept with the time from
  * each mark set to the next (printed at exit), to find what makes a launch slow; and every
  * launch's phases are summed per state, for the mean time of each phase. */
 enum ag_self_mark {
     AG_SM_BEGIN, AG_SM_STATS, AG_SM_INIT, AG_SM_ENGINE, AG_SM_LOOKUP, AG_SM_LOCKED, AG_SM_LEARNS,
     AG_SM_ARMED, AG_SM_ALLOCATED, AG_SM_PREPARE, AG_SM_L_FOUND, AG_SM_L_CTX, AG_SM_L_QUEUED,
     AG_SM_LAYOUT, AG_SM_SHAPE, AG_SM_REPLAY, AG_SM_UPDATED, AG_SM_GLAUNCHED, AG_SM_FIND, AG_SM_PASS,
-    AG_SM_LEARN, AG_SM_COUNT
+    AG_SM_LEARN,
+    /* an ordering point's: the legacy rule asked, the segment ended (flushed and closed), the
+     * closed segment seen by the templates */
+    AG_SM_O_CROSS, AG_SM_O_FLUSHED, AG_SM_O_CLOSED, AG_SM_COUNT
 };
 extern __thread uint64_t ag_self_marks[AG_SM_COUNT];
 #define AG_SELF_MARK(m) (ag_self_marks[m] = ag_ticks())
