@@ -492,6 +492,7 @@ FC_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 FC_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
     FC_ENTER();
+    FC_COUNT(ctx_current_gets);
     if (!pctx)
         return fc_err(CUDA_ERROR_INVALID_VALUE);
     *pctx = (CUcontext)fc_current_ctx();

@@ -131,6 +131,8 @@ struct fakecuda_counters {
     uint64_t events_recorded;         /* cuEventRecord*, cuCtxRecordEvent */
     uint64_t legacy_launches;         /* cuLaunch, cuLaunchGrid, cuLaunchGridAsync */
     uint64_t attribute_sets;          /* successful cuFuncSet* / cuKernelSet* calls */
+    uint64_t stream_attr_gets;        /* cuStreamGetAttribute* calls */
+    uint64_t ctx_current_gets;        /* cuCtxGetCurrent calls */
     uint64_t memcpys;                 /* copies and memsets, synchronous or not */
     uint64_t host_funcs;              /* cuLaunchHostFunc* run */
     uint64_t syncs;                   /* stream/context/event synchronizations */

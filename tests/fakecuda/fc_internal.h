@@ -39,6 +39,7 @@ static inline int fc_valid(const void *p, uint32_t magic)
     X(node_set_attributes) X(instantiations) X(exec_node_updates) X(exec_updates)              \
     X(graph_uploads) X(programmatic_edges)                                                     \
     X(streams_created) X(events_recorded) X(legacy_launches) X(attribute_sets)                 \
+    X(stream_attr_gets) X(ctx_current_gets)                                                    \
     X(memcpys) X(host_funcs) X(syncs)                                                          \
     X(memset_nodes_added) X(memcpy_nodes_added) X(copy_node_set_params) X(exec_copy_node_updates) \
     X(graph_copies_executed)                                                                   \

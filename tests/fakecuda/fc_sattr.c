@@ -55,6 +55,7 @@ static CUresult set_attr(CUstream hs, CUstreamAttrID id, const CUstreamAttrValue
 static CUresult get_attr(CUstream hs, CUstreamAttrID id, CUstreamAttrValue *v, int ptsz)
 {
     CUresult r;
+    FC_COUNT(stream_attr_gets);
     fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
     if (!s)
         return fc_err(r);
