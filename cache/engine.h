@@ -77,7 +77,9 @@ void ag_order_capture_end(CUstream s, int ptsz);
 void ag_order_capture_begin(CUstream s, int ptsz);
 void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r);
 void ag_order_capture_end_done(CUstream s, int ptsz);
-/* After cuStreamSetAttribute / cuStreamCopyAttributes on s (cache/graph.c). */
+/* Before and after cuStreamSetAttribute / cuStreamCopyAttributes on s (cache/graph.c says
+ * which attributes matter). */
+CUresult ag_order_stream_attr(CUstream s, int ptsz);
 void ag_order_stream_attr_done(CUstream s, int ptsz, CUresult r);
 
 #endif

@@ -363,6 +363,12 @@ void ag_order_capture_end_done(CUstream s, int ptsz)
 
 /* ---- stream attributes ------------------------------------------------------------------- */
 
+CUresult ag_order_stream_attr(CUstream s, int ptsz)
+{
+    ag_stream_attrs_touched();
+    return ag_order_stream(s, ptsz);
+}
+
 void ag_order_stream_attr_done(CUstream s, int ptsz, CUresult r)
 {
     if (r != CUDA_SUCCESS || !ag_engine_started())

@@ -286,5 +286,8 @@ extern pthread_mutex_t ag_registry_mu;
  * stream's state is prepared (its first launch) and after every cuStreamSetAttribute /
  * cuStreamCopyAttributes on it (ag_order_stream_attr_done). Under the stream's lock. */
 void ag_stream_attrs_read(ag_stream *st);
+/* A stream's attributes are about to be set (before the driver's call): from now on every new
+ * state reads its own (until then none can have any). */
+void ag_stream_attrs_touched(void);
 
 #endif

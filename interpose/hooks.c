@@ -22,7 +22,7 @@
  * PRE step's value is an error a held launch left on the stream (0: none), returned instead of
  * the real call's CUDA_SUCCESS (ag_order_result): the driver would have returned it already. */
 #define AG_PRE_STREAM(s, ptsz) ag_order_stream(s, ptsz)
-#define AG_PRE_STREAM_ATTR(s, ptsz) ag_order_stream(s, ptsz)
+#define AG_PRE_STREAM_ATTR(s, ptsz) ag_order_stream_attr(s, ptsz)
 #define AG_PRE_SYNC(s, ptsz) ag_order_sync_copy(ptsz)
 /* frees and teardowns may give an address another memory kind (cache/copy.h) */
 #define AG_PRE_ALL(s, ptsz) (ag_copy_forget(), ag_order_all_call())
