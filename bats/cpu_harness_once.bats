@@ -2,11 +2,12 @@
 # A cuBLAS loop timed once (G2: kernels/cublas_once.cu) on the fake driver (tests/harness/
 # once.c): the region's calls on the legacy default stream learn a little, then rest, and
 # nothing is ever held. What the library spends there is the program's loss, so the cold
-# work it skips is checked here: the driver calls it does not make. Build first: make lib harness.
+# work it skips is checked here: the driver calls it does not make, the exit handler it does
+# not register. Build first: make lib harness.
 
 load harness
 
-setup_file() { harness_require once pdl_stream_attr; }
+setup_file() { harness_require once loop8 distinct pdl_stream_attr; }
 setup() { harness_setup; }
 
 @test "once: a stream's attributes are asked of the driver only once some stream's were set" {
@@ -23,4 +24,37 @@ setup() { harness_setup; }
     assert_output --partial "PASS pdl_stream_attr"
     [ "$(fc stream_attr_gets)" -ge 2 ] || fail "attributes read $(fc stream_attr_gets) times"
     at_least launches.ungraphable 600
+}
+
+@test "once: no exit handler is registered where nothing is held and the worker never woke" {
+    # glibc's atexit, cold, took 1.1-2.6 us of G2's first learning launch on the H100 host
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_LOG=debug \
+        AUTOGRAPH_WORKER=1 "$H/once" 30
+    assert_success
+    assert_output --partial "PASS once"
+    refute_output --partial "exit handler registered"
+    assert_equal "$(stat worker.wakes_ordering)" 0
+    assert_equal "$(stat worker.wakes_launch)" 0
+    # the statistics are written all the same (by the library's destructor)
+    at_least launches.learning_rested 50
+}
+
+@test "exit handler: registered before the first hold" {
+    ag AUTOGRAPH_LOG=debug "$H/loop8" 20
+    assert_success
+    assert_output --partial "PASS loop8"
+    assert_output --partial "exit handler registered"
+    at_least launches.held 8
+}
+
+@test "exit handler: registered before the worker is first woken, even with nothing held" {
+    # the worker's layout probes call the driver: an exit must stop it first (cache/life.c).
+    # distinct 4 3: iteration 1 learns, 2 queues the probes, its synchronisation wakes the worker
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_LOG=debug \
+        AUTOGRAPH_WORKER=1 "$H/distinct" 4 3 legacy spaced
+    assert_success
+    assert_output --partial "PASS distinct"
+    at_least worker.wakes_ordering 1
+    assert_equal "$(stat launches.held)" 0
+    assert_output --partial "exit handler registered"
 }

@@ -299,6 +299,7 @@ idle:;
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
         T = ag_discard_provisional(T);
     if (T) {
+        ag_engine_will_hold();
         now = ag_now_ns();
         st->cand = T;
         if (ag_hold_one(st, l, lay, &sh, h, at) == 0) {

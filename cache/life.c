@@ -66,29 +66,37 @@ static void in_child(void)
 }
 
 /* The exit handler is registered after cudart's own, so that it runs before cudart's
- * teardown, while the driver still takes what is held: when a stream first learns, or at the
- * first launch recorded in a trace (the recorder reads the GPU's timings at exit). Until a
- * stream learns nothing can be held or built, and an exit needs only the report (at_unload).
- * Never in cuInit (cudart registers its own later) nor in the first launch: glibc's atexit,
- * run cold there, took 1.8-2.4 us of a 4 us first launch on the H100 host (selftime marks,
- * 2026-11-25). */
-static atomic_int g_exit_armed;
+ * teardown, while the driver still takes what is held: before anything is held, before the
+ * worker is first woken (it must be stopped before the driver goes: ag_worker_start), when a
+ * stream first learns with a profile to save, or at the first launch recorded in a trace (the
+ * recorder reads the GPU's timings at exit). Otherwise an exit needs only the report
+ * (at_unload). Never in cuInit (cudart registers its own later), nor in the first launch or the
+ * first learning one: glibc's atexit, run cold there, took 1.8-2.4 us of a 4 us first launch on
+ * the H100 host (selftime marks, 2026-11-25), and 1.1-2.6 us of the first learning launch of a
+ * cuBLAS loop timed once (G2, seventeenth session), which never holds. */
+atomic_int ag_exit_armed;
 
 void ag_engine_arm_exit(void)
 {
     int no = 0;
-    if (!atomic_load_explicit(&g_exit_armed, memory_order_relaxed) &&
-        atomic_compare_exchange_strong(&g_exit_armed, &no, 1)) {
+    if (!atomic_load_explicit(&ag_exit_armed, memory_order_relaxed) &&
+        atomic_compare_exchange_strong(&ag_exit_armed, &no, 1)) {
         atexit(at_exit);
         ag_log(AG_LOG_DEBUG, "exit handler registered (%s)",
-               g_tracing ? "a launch recorded" : "a stream learns");
+               g_tracing ? "a launch recorded" : "a hold, the worker or a profile");
     }
+}
+
+void ag_engine_first_learning(void)
+{
+    if (*ag_opt_str(AG_OPT_PROFILE)) /* (saved at exit) */
+        ag_engine_arm_exit();
 }
 
 __attribute__((destructor)) static void at_unload(void)
 {
     int s = atomic_load(&ag_hot.state);
-    if (!atomic_load(&g_exit_armed) && s != AG_ENGINE_UNINIT && s != AG_ENGINE_FORKED)
+    if (!atomic_load(&ag_exit_armed) && s != AG_ENGINE_UNINIT && s != AG_ENGINE_FORKED)
         ag_report_stats();
 }
 
@@ -116,7 +124,7 @@ static void prepare(void)
     ag_stream_spares();
     ag_watchdog_init(ag_flush_stale);
     if (ag_opt(AG_OPT_WORKER))
-        ag_worker_start();
+        ag_worker_start(ag_engine_arm_exit);
     set_state(AG_ENGINE_ON);
     ag_log(AG_LOG_INFO, "active (min repeats %lld, max nodes %lld, max hold %lld us)",
            ag_opt(AG_OPT_MIN_REPEATS), ag_opt(AG_OPT_MAX_NODES), ag_opt(AG_OPT_MAX_HOLD_US));

@@ -124,6 +124,7 @@ idle:;
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
         T = NULL;
     if (T) {
+        ag_engine_will_hold();
         uint64_t now = ag_now_ns();
         st->cand = T;
         if (hold(st, op, sh, h) == 0) {

@@ -111,9 +111,13 @@ static void *run(void *unused)
     return NULL;
 }
 
+static void (*g_arm)(void);            /* ag_worker_start's `arm` */
+
 /* Layout probes are due (params.c). */
 static void wake_for_probes(void)
 {
+    if (g_arm)
+        g_arm();
     pthread_mutex_lock(&g_mu);
     g_probes = 1;
     pthread_cond_signal(&g_work);
@@ -149,11 +153,13 @@ static int start_locked(void)
     return !r;
 }
 
-void ag_worker_start(void)
+void ag_worker_start(void (*arm)(void))
 {
 #ifdef AG_SIM
+    (void)arm;
     return; /* the model runs the engine on one thread (ag_worker_on) */
 #endif
+    g_arm = arm;
     pthread_mutex_lock(&g_mu);
     if (!__atomic_load_n(&g_stop, __ATOMIC_RELAXED))
         start_locked();
@@ -177,6 +183,8 @@ int ag_worker_submit(ag_build_req *q)
         return -1;
     j->q = q;
     j->next = NULL;
+    if (g_arm)
+        g_arm();
     pthread_mutex_lock(&g_mu);
     if (__atomic_load_n(&g_stop, __ATOMIC_RELAXED) || !start_locked()) {
         pthread_mutex_unlock(&g_mu);

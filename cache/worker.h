@@ -5,8 +5,10 @@
 #include "cache/graph.h"
 
 /* Starts the thread (at cuInit: a thread's creation costs tens of microseconds, which no
- * launch should pay); it sleeps until the first request. */
-void ag_worker_start(void);
+ * launch should pay); it sleeps until the first request. `arm` is called on the waking thread
+ * before every wake-up (once would do: it registers the exit handler that stops the worker,
+ * which must be there before the worker makes any driver call that an exit could cut short). */
+void ag_worker_start(void (*arm)(void));
 /* Whether pieces are built on the worker (AUTOGRAPH_WORKER, and the thread could start);
  * else the launching thread builds them at their first replay. */
 int ag_worker_on(void);

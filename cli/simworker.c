@@ -47,8 +47,9 @@ static void wake_for_probes(void)
     g_probe_job = 1;
 }
 
-void ag_worker_start(void)
+void ag_worker_start(void (*arm)(void))
 {
+    (void)arm; /* (the model's process has no exit to be ready for) */
     if (ag_opt(AG_OPT_WORKER) && !g_stopped)
         ag_layout_async(wake_for_probes); /* layouts are asked about on the worker from now on */
 }
