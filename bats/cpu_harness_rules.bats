@@ -6,7 +6,7 @@
 setup() {
     load helpers
     H="$BUILD/harness"
-    [ -x "$H/rest_legacy" ] && [ -x "$H/capture_race" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
+    [ -x "$H/rest_legacy" ] && [ -x "$H/legacy_one" ] && [ -x "$H/capture_race" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
         skip "harness not built (make lib harness)"
     unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
           AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
@@ -38,6 +38,19 @@ at_least() {
     # through rest tokens), the legacy stream held, and each round flushed it from the other side
     at_least learning.rests 1
     at_least launches.learning_rested 8
+    at_least launches.held 16
+    at_least flushes.other_stream 8
+}
+
+@test "rule: a second context's legacy stream finds its own state, not the first one's resting one" {
+    # context 1's legacy stream rests; context 2 is made, its blocking stream holds, and a
+    # launch on context 2's legacy stream must flush it first (legacy_one.c). While only one
+    # context had states, its resting legacy state answered for "the" legacy stream (rest.h)
+    ag "$H/legacy_one" 1100 8
+    assert_success
+    assert_output --partial "PASS legacy_one"
+    at_least learning.rests 1
+    at_least launches.learning_rested 800
     at_least launches.held 16
     at_least flushes.other_stream 8
 }

@@ -136,7 +136,13 @@ static inline CUresult launch_kernel(const ag_launch *l)
         return pass_rested(l, ag_t_token.why);
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
-    ag_stream *st = ag_stream_last_hit(l->stream);
+    ag_stream *st = ag_rest_legacy_one(l->stream, ptsz);
+    if (st) {
+        ag_cross_flush(st);
+        if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
+            return pass_rested(l, ag_learn_rest_why(&st->learn));
+    }
+    st = ag_stream_last_hit(l->stream);
     if (!st && !(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_FIND))) {
         if (ag_watch_launch(l->stream, ptsz, l->f)) {
             AG_SELF_MARK(AG_SM_LOOKUP);

@@ -42,6 +42,12 @@ static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
     if (!captures && ag_rest_token_covers(s))
         return passed();
+    ag_stream *one = captures ? NULL : ag_rest_legacy_one(s, ptsz);
+    if (one) {
+        ag_cross_flush(one);
+        if (ag_rest_order_passes(one))
+            return passed();
+    }
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
     AG_SELF_MARK(AG_SM_LOOKUP);

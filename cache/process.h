@@ -15,6 +15,8 @@ typedef struct ag_hot {
                                  * contexts: written when one opens or closes */
     atomic_ulong rest_epoch;   /* bumped when a stream whose rest tokens are out stops resting
                                 * (rest.h): every thread's tokens are void from then on */
+    struct ag_stream *_Atomic legacy_one; /* the legacy default stream's state while its context
+                                * is the only one with states; else NULL (stream.c, rest.h) */
 } ag_hot_t;
 
 extern ag_hot_t ag_hot;

@@ -44,6 +44,21 @@ static inline int ag_rest_token_spend(CUstream s)
     return 1;
 }
 
+/* 1b. The legacy default stream has no token: its state is that of the current context, which
+ * takes a driver call and the registry's thread cache to find (two fifths of a cuBLAS loop's own
+ * time on the legacy stream: DESIGN.md). While only one context has states, its legacy state
+ * answers for every context's legacy stream, but only for the rest (steps 2 for launches and
+ * ordering points): if the current context is another, that one has no state, so nothing of it
+ * is held or open, the call passes to the driver as it came (in the right context), and the
+ * worst done is a flush of the one context's blocking streams that was not needed, or a launch
+ * taken off its rest. Anything else takes the long way, which finds the right state. */
+static inline ag_stream *ag_rest_legacy_one(CUstream s, int ptsz)
+{
+    if (s != CU_STREAM_LEGACY && (s || ptsz))
+        return NULL;
+    return atomic_load_explicit(&ag_hot.legacy_one, memory_order_acquire);
+}
+
 /* 2. After the lookup, without the stream's lock: takes one launch off st's rest, and for a
  * created stream a batch more into this thread's token. gen and epoch: as read before st was
  * looked up. Never on a per-thread stream: its owner must first join what another thread

@@ -50,6 +50,8 @@ static ag_ctxinfo *ctxinfo(CUcontext ctx)
         if (g_ctx[i].ctx == ctx)
             return &g_ctx[i];
     /* called under the registry lock: no one else appends meanwhile */
+    if (n >= 1) /* a second context has states: the legacy shortcut ends (before it can hold) */
+        atomic_store_explicit(&ag_hot.legacy_one, NULL, memory_order_release);
     if (n == MAX_CTX) {
         static int said;
         if (!said) {
@@ -221,8 +223,11 @@ static ag_stream *lookup(const ag_skey *k, int kind, enum ag_lookup create, uint
             ag_watch_state_made(wid);
             HASH_ADD(hh, g_table, key, sizeof n->key, n);
             ag_stat_inc(AG_ST_STREAMS);
-            if (kind == AG_SK_LEGACY)
+            if (kind == AG_SK_LEGACY) {
                 n->ci->legacy = n;
+                if (atomic_load(&g_nctx) == 1)
+                    atomic_store_explicit(&ag_hot.legacy_one, n, memory_order_release);
+            }
             st = n;
             n = NULL;
             ag_log(AG_LOG_DEBUG, "stream %p (%s, ctx %p) seen", (void *)k->stream,
@@ -276,6 +281,8 @@ static void retire_locked(ag_stream *st, void (*empty)(ag_stream *))
     HASH_DEL(g_table, st);
     if (st->ci && st->ci->legacy == st)
         st->ci->legacy = NULL;
+    if (atomic_load_explicit(&ag_hot.legacy_one, memory_order_relaxed) == st)
+        atomic_store_explicit(&ag_hot.legacy_one, NULL, memory_order_release);
     ag_lock(&st->mu);
     empty(st);
     /* dead: whoever still holds a pointer passes through (read unlocked by the launch path) */
