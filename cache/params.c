@@ -300,6 +300,21 @@ const ag_layout *ag_layout_get(void *h)
     return slow_get(h, epoch, NULL);
 }
 
+int ag_layout_awaited(void *h)
+{
+    unsigned epoch = atomic_load_explicit(&g_epoch, memory_order_acquire);
+    unsigned i = slot(h);
+    if ((t_cache[i].handle == h && t_cache[i].epoch == epoch) ||
+        !__atomic_load_n(&g_wake, __ATOMIC_ACQUIRE))
+        return 0;
+    entry *e;
+    pthread_rwlock_rdlock(&g_lock);
+    HASH_FIND_PTR(g_table, &h, e);
+    int awaited = e && !e->probed && !__atomic_load_n(&e->failed, __ATOMIC_RELAXED);
+    pthread_rwlock_unlock(&g_lock);
+    return awaited;
+}
+
 const ag_layout *ag_layout_known(void *h)
 {
     int asked = 0;

@@ -44,6 +44,9 @@ const ag_layout *ag_layout_get_seen(void *f, int *first);
 /* The layout of f if the driver was asked already; else NULL, and it is asked (on the worker
  * when there is one, else now, as ag_layout_get). For making templates. */
 const ag_layout *ag_layout_known(void *f);
+/* Whether f's layout is still awaited from the worker (seen, not yet probed): then
+ * ag_layout_known would answer NULL. Asks nothing, counts nothing. */
+int ag_layout_awaited(void *f);
 
 /* The worker: probes are queued for it (wake NULL: every probe is made where it is needed),
  * and wake() is called when they are due: where the host waits for the GPU
