@@ -28,6 +28,9 @@ setup() { harness_setup; }
             assert_equal "$(stat sequences.seen)" 0
             # the synchronisation had nothing to do, and is counted so (orders.passed)
             at_least orders.passed 1
+            # nor did the engine ask the driver for the current context: a default stream
+            # with no state in any context needs none (stream.c, ag_stream_lookup)
+            assert_equal "$(fc ctx_current_gets)" 0
         done
     done
 }

@@ -257,14 +257,19 @@ ag_stream *ag_stream_lookup(CUstream s, int ptsz, enum ag_lookup create)
         kind = AG_SK_LEGACY;
     else if (s == CU_STREAM_PER_THREAD)
         kind = AG_SK_PTDS;
+    uint64_t wid = ag_watch_stream_id(s, ptsz);
     if (kind != AG_SK_REGULAR) {
+        /* a default stream the watch kept stateless (in every context) needs no context to
+         * be told so: no driver call for it (a program's first launches, on the legacy stream) */
+        if (!makes(create, kind) && !ag_watch_may_have_state(wid))
+            return NULL;
         if (ag_drv.cuCtxGetCurrent(&k.ctx) || !k.ctx)
             return NULL;
         k.stream = kind == AG_SK_LEGACY ? CU_STREAM_LEGACY : CU_STREAM_PER_THREAD;
         if (kind == AG_SK_PTDS)
             k.thread = ag_thread_id();
     }
-    return lookup(&k, kind, create, ag_watch_stream_id(s, ptsz));
+    return lookup(&k, kind, create, wid);
 }
 
 
