@@ -98,12 +98,15 @@ void ag_launch_rehearse(void)
     ag_stat_block *b = ag_tstats;
     for (size_t i = 0; b && i < sizeof b->c; i += 64)
         __builtin_prefetch((const char *)b->c + i, 1, 3);
-    const char *const code[] = { (const char *)(uintptr_t)ag_launch_kernel,
-                                 (const char *)(uintptr_t)pass_watched,
-                                 (const char *)(uintptr_t)passthrough };
+    /* the code, with its length (about: the launch path's blocks are spread over ~2 KiB) */
+    const struct { const char *at; int len; } code[] = {
+        { (const char *)(uintptr_t)ag_launch_kernel, 2304 },
+        { (const char *)(uintptr_t)pass_watched, 256 },
+        { (const char *)(uintptr_t)passthrough, 128 },
+        { (const char *)(uintptr_t)ag_stream_lookup, 512 } };
     for (size_t f = 0; f < sizeof code / sizeof *code; f++)
-        for (int i = 0; i < 512; i += 64)
-            __builtin_prefetch(code[f] + i, 0, 3);
+        for (int i = 0; i < code[f].len; i += 64)
+            __builtin_prefetch(code[f].at + i, 0, 3);
     ag_log(AG_LOG_DEBUG, "the first launch's path rehearsed");
 }
 
@@ -117,6 +120,20 @@ __attribute__((hot)) CUresult ag_launch_kernel(const ag_launch *l)
 
 static CUresult launch_in_capture(const ag_launch *l, int ptsz);
 static CUresult launch_locked(ag_stream *st, const ag_launch *l);
+
+/* A launch on the legacy stream while the one context's legacy state rests (rest.h): out of
+ * line, so that a created stream's path stays as short as it was. */
+static __attribute__((noinline)) int pass_legacy_rested(const ag_launch *l, CUresult *r)
+{
+    ag_stream *st = ag_rest_legacy_one(l->stream, 0);
+    if (!st)
+        return 0;
+    ag_cross_flush(st);
+    if (__atomic_load_n(&st->err, __ATOMIC_RELAXED) || !ag_learn_resting(&st->learn))
+        return 0;
+    *r = pass_rested(l, ag_learn_rest_why(&st->learn));
+    return 1;
+}
 
 static inline CUresult launch_kernel(const ag_launch *l)
 {
@@ -136,13 +153,10 @@ static inline CUresult launch_kernel(const ag_launch *l)
         return pass_rested(l, ag_t_token.why);
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
     unsigned long epoch = atomic_load_explicit(&ag_hot.rest_epoch, memory_order_acquire);
-    ag_stream *st = ag_rest_legacy_one(l->stream, ptsz);
-    if (st) {
-        ag_cross_flush(st);
-        if (ag_rest_take_unlocked(st, l->stream, gen, epoch))
-            return pass_rested(l, ag_learn_rest_why(&st->learn));
-    }
-    st = ag_stream_last_hit(l->stream);
+    CUresult r;
+    if (AG_UNLIKELY(ag_watch_is_legacy(l->stream, ptsz)) && pass_legacy_rested(l, &r))
+        return r;
+    ag_stream *st = ag_stream_last_hit(l->stream);
     if (!st && !(st = ag_stream_lookup(l->stream, ptsz, AG_LOOKUP_FIND))) {
         if (ag_watch_launch(l->stream, ptsz, l->f)) {
             AG_SELF_MARK(AG_SM_LOOKUP);
@@ -157,7 +171,7 @@ static inline CUresult launch_kernel(const ag_launch *l)
         return pass_rested(l, ag_learn_rest_why(&st->learn));
     ag_lock(&st->mu);
     AG_SELF_MARK(AG_SM_LOCKED);
-    CUresult r = launch_locked(st, l);
+    r = launch_locked(st, l);
     if (AG_UNLIKELY(st->err)) /* a held launch failed when it went out */
         r = ag_stream_error_take(st, r);
     ag_sync_open(st);

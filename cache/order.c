@@ -13,6 +13,7 @@
 #include "cache/internal.h"
 #include "cache/params.h"
 #include "cache/selftime.h"
+#include "cache/watch.h"
 #include "cache/worker.h"
 
 static CUresult order_stream(CUstream s, int ptsz, int take);
@@ -35,6 +36,17 @@ static inline CUresult passed(void)
     return CUDA_SUCCESS;
 }
 
+/* An ordering point on the legacy stream while the one context's legacy state rests (rest.h):
+ * out of line, as in launch.c. */
+static __attribute__((noinline)) int legacy_rests(CUstream s)
+{
+    ag_stream *one = ag_rest_legacy_one(s, 0);
+    if (!one)
+        return 0;
+    ag_cross_flush(one);
+    return ag_rest_order_passes(one);
+}
+
 /* The ordering point; with `take`, returns (and clears) an error a held launch left on the
  * stream (an error there also keeps the rest paths below from passing: rest.h). */
 static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take)
@@ -42,12 +54,8 @@ static __attribute__((hot)) CUresult order_stream(CUstream s, int ptsz, int take
     int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
     if (!captures && ag_rest_token_covers(s))
         return passed();
-    ag_stream *one = captures ? NULL : ag_rest_legacy_one(s, ptsz);
-    if (one) {
-        ag_cross_flush(one);
-        if (ag_rest_order_passes(one))
-            return passed();
-    }
+    if (AG_UNLIKELY(ag_watch_is_legacy(s, ptsz)) && !captures && legacy_rests(s))
+        return passed();
     /* a stream never seen needs no state, unless the legacy rule may concern it */
     ag_stream *st = captures ? ag_stream_find(s, ptsz) : ag_stream_of(s, ptsz);
     AG_SELF_MARK(AG_SM_LOOKUP);
