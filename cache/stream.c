@@ -131,6 +131,7 @@ void ag_stream_spares(void)
     ag_spare_keep(sizeof(ag_stream), _Alignof(ag_stream));
     ag_spare_keep(first_held_cap(max) * sizeof(((ag_stream *)0)->held[0]), 0);
     ag_learn_spares(max);
+    ag_spare_heap(64 << 10);
 }
 
 int ag_stream_prepare(ag_stream *st)
