@@ -71,3 +71,19 @@ setup() { harness_setup; }
     assert_equal "$(stat launches.held)" 0
     assert_output --partial "exit handler registered"
 }
+
+@test "once: a call that waits before the first launch rehearses the launch path again; none after" {
+    # G2 synchronises right before its warm-up sgemm: what cuInit left in the CPU's caches is
+    # gone by then, so the rehearsal runs again there (order.c); after the first launch, the
+    # synchronisation before the region (and every later one) does not
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_LOG=debug FAKECUDA_TRACE=1 \
+        "$H/once" 3
+    assert_success
+    assert_output --partial "PASS once"
+    # (our wrapper logs before the fake driver logs the call: the rehearsal line comes first)
+    run awk '/first launch.s path rehearsed/ { r++; if (l) late++; if (r == 2) w = 1; next }
+             w == 1 { w = $0 ~ /call cuCtxSynchronize$/ ? 2 : 3 }
+             /fakecuda: call cuLaunchKernel$/ && !l { l = NR }
+             END { print r, late + 0, w == 2 ? "at the synchronisation" : "not" }' <<<"$output"
+    assert_output "2 0 at the synchronisation"
+}

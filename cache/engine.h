@@ -39,9 +39,12 @@ void ag_engine_prepare(void);
 
 /* A kernel launch. Returns what the application must see for this call. */
 CUresult ag_launch_kernel(const ag_launch *l);
-/* At cuInit, after ag_engine_prepare: the first launch's path run once without effect, so that
- * a program's first (perhaps timed) launch finds it in the CPU's caches. */
+/* At cuInit, after ag_engine_prepare, and at calls that wait until the first launch (order.c):
+ * the first launch's path run once without effect, so that a program's first (perhaps timed)
+ * launch finds it in the CPU's caches. */
 void ag_launch_rehearse(void);
+/* Whether this process has made a launch that reached the engine's watch or learner. */
+extern int ag_launched;
 
 /* Ordering points, called before the real function runs (after it for *_done). Those that
  * return a CUresult hand back an error a held launch left on the stream when it went out

@@ -67,8 +67,12 @@ static inline CUresult pass_rested(const ag_launch *l, unsigned why)
 }
 
 /* A launch on a stream without state whose function was not seen there before (watch.h). */
+int ag_launched;
+
 static __attribute__((noinline)) CUresult pass_watched(const ag_launch *l)
 {
+    if (AG_UNLIKELY(!__atomic_load_n(&ag_launched, __ATOMIC_RELAXED)))
+        __atomic_store_n(&ag_launched, 1, __ATOMIC_RELAXED);
     AG_SELF_STATE(AG_SELF_L_WATCHED);
     ag_stat_inc(AG_ST_WATCHED);
     return passthrough(l, AG_ST_FATE_EAGER_LEARNING);
@@ -242,6 +246,8 @@ static inline CUresult launch_locked(ag_stream *st, const ag_launch *l)
 
 static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const ag_launch *l)
 {
+    if (AG_UNLIKELY(!__atomic_load_n(&ag_launched, __ATOMIC_RELAXED)))
+        __atomic_store_n(&ag_launched, 1, __ATOMIC_RELAXED); /* (a profile: nothing watched) */
     AG_ASSERT(ag_lock_held(&st->mu) && st->kind != AG_SK_DEAD);
     AG_SELF_MARK(AG_SM_LEARNS);
     if (ag_stream_learns(st))

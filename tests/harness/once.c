@@ -1,6 +1,6 @@
 /* Scenario: G2's calls (kernels/cublas_once.cu: 30 cuBLAS sgemm timed once) on the fake driver.
- * One warm-up "sgemm" (a split-K pair of kernels and the event cuBLAS records after it) on the
- * legacy default stream, a synchronisation, an event recorded before the region, N more such
+ * A synchronisation, one warm-up "sgemm" (a split-K pair of kernels and the event cuBLAS records
+ * after it) on the legacy default stream, a synchronisation, an event recorded before the region, N more such
  * sgemm, an event after, and an event synchronisation. Nothing repeats across processes: the
  * region runs once. The log must hold every launch in order.
  *
@@ -40,6 +40,7 @@ int main(int argc, char **argv)
     static char what[3 * MAX_G + 2];
     uint32_t n = 0, c = 0;
 
+    CK(cuCtxSynchronize()); /* (G2's cudaDeviceSynchronize after its set-up) */
     for (long g = 0; g <= gemms; g++) { /* g 0: the warm-up */
         if (g == 1) {
             CK(cuCtxSynchronize());
