@@ -41,6 +41,10 @@ setup() { load helpers; }
     assert_success
     assert_equal "$(stat streams.states)" 1
     assert_equal "$(stat streams.spares)" 2
+    # and the tables its first learning launches make (the registry's, the layouts', the
+    # sightings', uthash's table and buckets each) with their first entries: a page fault each
+    # in G2's first learning launch and first segment close on the H100 host
+    assert_equal "$(stat learning.spares)" 8
 }
 
 @test "cuInit rehearses the first launch's path, with no effect the program can see (fake driver)" {

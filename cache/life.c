@@ -122,6 +122,7 @@ static void prepare(void)
      * room for more handlers then (2.5 us in a first launch on the H100 host, selftime marks) */
     atexit(exit_room);
     ag_stream_spares();
+    ag_layout_spares();
     ag_watchdog_init(ag_flush_stale);
     if (ag_opt(AG_OPT_WORKER))
         ag_worker_start(ag_engine_arm_exit);

@@ -18,6 +18,11 @@
 #include "cache/driver.h"
 #include "cache/selftime.h"
 #include "cache/shape.h"
+#include "cache/spare.h"
+
+/* the layouts' table: its first blocks were made at cuInit (ag_layout_spares) */
+#undef uthash_malloc
+#define uthash_malloc(sz) ag_spare_alloc(sz)
 
 typedef struct entry {
     ag_layout lay;
@@ -155,10 +160,17 @@ static void join_class(entry *e)
     }
 }
 
+void ag_layout_spares(void)
+{
+    ag_spare_keep(sizeof(entry), 0);
+    ag_spare_keep(sizeof(UT_hash_table), 0);
+    ag_spare_keep(HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket), 0);
+}
+
 /* A function seen for the first time: remembered, not asked about. */
 static void remember(void *h)
 {
-    entry *n = calloc(1, sizeof *n), *e;
+    entry *n = ag_spare_calloc(sizeof *n), *e;
     if (!n)
         return;
     n->lay.handle = h;

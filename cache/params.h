@@ -47,6 +47,8 @@ const ag_layout *ag_layout_known(void *f);
 /* Whether f's layout is still awaited from the worker (seen, not yet probed): then
  * ag_layout_known would answer NULL. Asks nothing, counts nothing. */
 int ag_layout_awaited(void *f);
+/* At cuInit (spare.h): the blocks a first function's remembering takes. */
+void ag_layout_spares(void);
 
 /* The worker: probes are queued for it (wake NULL: every probe is made where it is needed),
  * and wake() is called when they are due: where the host waits for the GPU

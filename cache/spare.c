@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOTS 8
+#include "policy/stats.h"
+
+#define SLOTS 16
 
 static struct {
     _Atomic(void *) p;
@@ -40,6 +42,26 @@ void *ag_spare_take(size_t size)
             return p;
     }
     return NULL;
+}
+
+static void *take_counted(size_t size)
+{
+    void *p = ag_spare_take(size);
+    if (p)
+        ag_stat_inc(AG_ST_SPARES_TABLES);
+    return p;
+}
+
+void *ag_spare_alloc(size_t size)
+{
+    void *p = take_counted(size);
+    return p ? p : malloc(size);
+}
+
+void *ag_spare_calloc(size_t size)
+{
+    void *p = take_counted(size);
+    return p ? p : calloc(1, size);
 }
 
 void ag_spare_heap(size_t size)

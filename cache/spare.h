@@ -13,6 +13,12 @@ void ag_spare_keep(size_t size, size_t align);
  * Any thread; each block is taken once. free() and realloc() take it like their own. */
 void *ag_spare_take(size_t size);
 
+/* malloc and calloc, from a kept block of exactly `size` bytes while there is one: for the
+ * small structs and uthash tables a program's first learning launches make (uthash_malloc is
+ * this in the files whose tables they are). free() takes either. */
+void *ag_spare_alloc(size_t size);
+void *ag_spare_calloc(size_t size);
+
 /* Touches `size` bytes of the heap and gives them back: small allocations made later on this
  * thread's heap (a stream's first sighting, its hash tables, a first template) then find pages
  * already mapped at its top, not a page fault each (G2's first segment close: 4-6 us with one,

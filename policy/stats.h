@@ -82,6 +82,9 @@
     X(SPARES, "streams.spares", "of a stream state's two first blocks (the state, its held "  \
                                 "launches' room), those made ready at cuInit: the first "     \
                                 "state's")                                                    \
+    X(SPARES_TABLES, "learning.spares", "blocks made ready at cuInit that the first learning "  \
+                                        "launches' tables took (the registry's, the layouts', " \
+                                        "the sightings' and their first entries)")              \
     X(ORDER_PASSED, "orders.passed", "stream ordering points with nothing to do: the stream " \
                                      "rests, or has no state")                                \
     X(WORKER_BUILDS, "worker.builds", "of graphs.built: built on the worker thread while "     \
