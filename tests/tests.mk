@@ -6,14 +6,16 @@ UNIT_CFLAGS := $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers -g -O1 $(UNIT_SANITIZE)
 POLICY_BASE := policy/options.c policy/log.c policy/faultspec.c
 
-$(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/shape.c cache/spare.c
+$(BUILD)/tests/test_learn: tests/test_learn.c cache/learn.c cache/shape.c cache/spare.c policy/stats.c \
+                           $(POLICY_BASE)
 $(BUILD)/tests/test_benefit: tests/test_benefit.c policy/benefit.c policy/log.c
 $(BUILD)/tests/test_pieces: tests/test_pieces.c policy/pieces.c
 $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
 $(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h policy/stats.c $(POLICY_BASE)
 $(BUILD)/tests/test_traceread: tests/test_traceread.c cli/traceread.c cli/traceread.h
 $(BUILD)/tests/test_watch: tests/test_watch.c
-$(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c policy/filter.c \
+$(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c cache/spare.c \
+                            policy/filter.c \
                             policy/stats.c $(POLICY_BASE)
 
 $(UNIT_BINS): tests/check.h $(wildcard cache/*.h policy/*.h) tests/tests.mk
