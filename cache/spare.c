@@ -1,4 +1,4 @@
-/* Memory made ready before it is needed: the first stream state's blocks, made in cuInit. */
+/* Memory made ready in cuInit: blocks a first stream state and its first learning launches take. */
 /* A program's first stream state is made in a launch, often inside the program's timed region:
  * its allocations there found fresh heap pages (a page fault each, microseconds on a virtual
  * machine) and cost 3-6 us of a 12-16 us first learning launch on the H100 host (G2's phase
