@@ -245,6 +245,23 @@ void hx_rec_ptsz(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t v
     launch(f, s, p, 1);
 }
 
+void hx_never_repeat(CUfunction f, CUstream s, hx_log *scratch, long n)
+{
+    for (long i = 0; i < n; i++) {
+        uint32_t zero = 0, kid = 99;
+        void *p[] = { &scratch, &kid, &zero };
+        CUlaunchAttribute at = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY };
+        at.value.priority = (int)(1 + i);
+        CUlaunchConfig cfg = { (unsigned)(1 + i), 1, 1, 32, 1, 1, 0, s, &at, 1 };
+        CK(cuLaunchKernelEx(&cfg, f, p, NULL));
+        if (i % 8 == 7) {
+            CK(cuStreamSynchronize(s));
+            __atomic_store_n(&scratch->n, 0, __ATOMIC_RELAXED); /* its content is not the point */
+        }
+    }
+    CK(cuStreamSynchronize(s));
+}
+
 void hx_rec64(CUfunction f, CUstream s, hx_log *log, uint64_t v, uint8_t kid, uint16_t x)
 {
     void *p[] = { &log, &v, &kid, &x };

@@ -89,6 +89,10 @@ void hx_copy(CUfunction f, CUstream s, uint64_t *dst, const uint64_t *src, hx_lo
              uint32_t kid);
 void hx_flag(CUfunction f, CUstream s, uint32_t *flag, uint32_t v);
 void hx_rec_ptsz(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t val);
+/* n launches of a recording kernel f on s that never repeat (each with its own grid and
+ * priority attribute: no segment and no period ever recurs), a synchronisation after every 8
+ * and at the end; what they record goes to `scratch`, emptied at each synchronisation. */
+void hx_never_repeat(CUfunction f, CUstream s, hx_log *scratch, long n);
 
 /* "Device" memory (cuMemAlloc_v2) as a host pointer, set to `init` 64-bit words. */
 uint64_t *hx_dev_u64(size_t n, uint64_t init);

@@ -25,20 +25,7 @@ int main(int argc, char **argv)
     hx_log *rlog = hx_log_new(16);
 
     /* 1: distinct shapes (an attribute's value), so no segment and no period ever repeats */
-    for (long i = 0; i < nrest; i++) {
-        uint32_t zero = 0, kid = 99;
-        hx_log *none = rlog;
-        void *p[] = { &none, &kid, &zero };
-        CUlaunchAttribute at = { .id = CU_LAUNCH_ATTRIBUTE_PRIORITY };
-        at.value.priority = (int)(1 + i);
-        CUlaunchConfig cfg = { (unsigned)(1 + i), 1, 1, 32, 1, 1, 0, NULL, &at, 1 };
-        CK(cuLaunchKernelEx(&cfg, R, p, NULL));
-        if (i % 8 == 7) {
-            CK(cuStreamSynchronize(NULL));
-            __atomic_store_n(&rlog->n, 0, __ATOMIC_RELAXED); /* its content is not the point */
-        }
-    }
-    CK(cuStreamSynchronize(NULL));
+    hx_never_repeat(R, NULL, rlog, nrest);
 
     /* 2 */
     CK(cuCtxCreate_v4(&c2, NULL, 0, 0)); /* now current */
