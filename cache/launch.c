@@ -66,9 +66,9 @@ static inline CUresult pass_rested(const ag_launch *l, unsigned why)
     return pass_timed(l);
 }
 
-/* A launch on a stream without state whose function was not seen there before (watch.h). */
 int ag_launched;
 
+/* A launch on a stream without state whose function was not seen there before (watch.h). */
 static __attribute__((noinline)) CUresult pass_watched(const ag_launch *l)
 {
     if (AG_UNLIKELY(!__atomic_load_n(&ag_launched, __ATOMIC_RELAXED)))
