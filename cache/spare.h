@@ -20,9 +20,10 @@ void *ag_spare_alloc(size_t size);
 void *ag_spare_calloc(size_t size);
 
 /* Touches `size` bytes of the heap and gives them back: small allocations made later on this
- * thread's heap (a stream's first sighting, its hash tables, a first template) then find pages
- * already mapped at its top, not a page fault each (G2's first segment close: 4-6 us with one,
- * H100 host, eighteenth session). A block under glibc's trim threshold (128 KiB) stays. */
+ * thread's heap (a first template, the learner's growth) find pages already mapped at its top,
+ * not a page fault each -- unless the program's own set-up takes them first (cuBLAS's does: G2's
+ * first segment close kept its page fault on the H100 host until its tables took kept blocks,
+ * eighteenth session). A block under glibc's trim threshold (128 KiB) stays. */
 void ag_spare_heap(size_t size);
 
 #endif
