@@ -1,7 +1,8 @@
-/* What differs between compilers and CPUs: branch hints, the spin-wait pause, a tick counter. */
+/* What differs between compilers and CPUs: branch hints, the spin-wait pause, prefetches, ticks. */
 #ifndef AG_COMPILER_H
 #define AG_COMPILER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define AG_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -19,6 +20,18 @@ static inline void ag_cpu_pause(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield" ::: "memory");
 #endif
+}
+
+/* Reads [p, p + len) into the CPU's caches, to be written (`write`) or read soon: for the
+ * rehearsals of a first launch's path (code and data). The stride is a cache line. */
+static inline void ag_prefetch(const void *p, size_t len, int write)
+{
+    for (size_t i = 0; i < len; i += 64) {
+        if (write)
+            __builtin_prefetch((const char *)p + i, 1, 3);
+        else
+            __builtin_prefetch((const char *)p + i, 0, 3);
+    }
 }
 
 /* A cheap, monotonic tick counter for measuring short stretches (the TSC on x86, the generic

@@ -99,18 +99,13 @@ void ag_launch_rehearse(void)
     if (!ag_stream_last_hit(s))
         (void)ag_stream_lookup(s, 0, AG_LOOKUP_FIND);
     ag_watch_rehearse();
-    ag_stat_block *b = ag_tstats;
-    for (size_t i = 0; b && i < sizeof b->c; i += 64)
-        __builtin_prefetch((const char *)b->c + i, 1, 3);
+    if (ag_tstats)
+        ag_prefetch(ag_tstats->c, sizeof ag_tstats->c, 1);
     /* the code, with its length (about: the launch path's blocks are spread over ~2 KiB) */
-    const struct { const char *at; int len; } code[] = {
-        { (const char *)(uintptr_t)ag_launch_kernel, 2304 },
-        { (const char *)(uintptr_t)pass_watched, 256 },
-        { (const char *)(uintptr_t)passthrough, 128 },
-        { (const char *)(uintptr_t)ag_stream_lookup, 512 } };
-    for (size_t f = 0; f < sizeof code / sizeof *code; f++)
-        for (int i = 0; i < code[f].len; i += 64)
-            __builtin_prefetch(code[f].at + i, 0, 3);
+    ag_prefetch((const void *)(uintptr_t)ag_launch_kernel, 2304, 0);
+    ag_prefetch((const void *)(uintptr_t)pass_watched, 256, 0);
+    ag_prefetch((const void *)(uintptr_t)passthrough, 128, 0);
+    ag_prefetch((const void *)(uintptr_t)ag_stream_lookup, 512, 0);
     ag_log(AG_LOG_DEBUG, "the first launch's path rehearsed");
 }
 

@@ -105,11 +105,8 @@ static void rehearse_before_first(void)
     if (AG_LIKELY(__atomic_load_n(&ag_launched, __ATOMIC_RELAXED)))
         return;
     ag_launch_rehearse();
-    const char *const code[] = { (const char *)(uintptr_t)ag_order_stream,
-                                 (const char *)(uintptr_t)order_stream };
-    for (size_t f = 0; f < sizeof code / sizeof *code; f++)
-        for (int i = 0; i < 1024; i += 64)
-            __builtin_prefetch(code[f] + i, 0, 3);
+    ag_prefetch((const void *)(uintptr_t)ag_order_stream, 1024, 0);
+    ag_prefetch((const void *)(uintptr_t)order_stream, 1024, 0);
 }
 
 /* Cold work deferred to where the host waits: the worker's wake-up for layout probes. Not at

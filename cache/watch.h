@@ -148,10 +148,8 @@ static inline int ag_watch_launch(CUstream s, int ptsz, const void *f)
 static inline void ag_watch_rehearse(void)
 {
     (void)ag_watch_rule_quiet(0);
-    for (size_t i = 0; i < sizeof ag_watch.pairs; i += 64)
-        __builtin_prefetch((const char *)ag_watch.pairs + i, 1, 3);
-    for (size_t i = 0; i < sizeof ag_watch.states; i += 64)
-        __builtin_prefetch((const char *)ag_watch.states + i, 0, 3);
+    ag_prefetch(ag_watch.pairs, sizeof ag_watch.pairs, 1);
+    ag_prefetch(ag_watch.states, sizeof ag_watch.states, 0);
 }
 
 #endif
