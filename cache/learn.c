@@ -2,15 +2,11 @@
 #include "cache/learn.h"
 
 #include "cache/compiler.h"
-#include "cache/spare.h"
+#include "cache/spare_uthash.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* the sightings' table: its first blocks were made at cuInit (ag_learn_spares) */
-#undef uthash_malloc
-#define uthash_malloc(sz) ag_spare_alloc(sz)
 
 #define MAX_SIGHTINGS 4096
 
@@ -60,8 +56,7 @@ void ag_learn_spares(uint32_t max_nodes)
     /* the first segment's close: its sighting and the sightings' table (fresh heap there, a
      * page fault in G2's first ordering point of its region, 4-6 us on the H100 host) */
     ag_spare_keep(sizeof(ag_sighting), 0);
-    ag_spare_keep(sizeof(UT_hash_table), 0);
-    ag_spare_keep(HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket), 0);
+    ag_spare_keep_uthash();
 }
 
 void ag_learn_forget(ag_learn *L)

@@ -18,11 +18,8 @@
 #include "cache/driver.h"
 #include "cache/selftime.h"
 #include "cache/shape.h"
-#include "cache/spare.h"
+#include "cache/spare_uthash.h"
 
-/* the layouts' table: its first blocks were made at cuInit (ag_layout_spares) */
-#undef uthash_malloc
-#define uthash_malloc(sz) ag_spare_alloc(sz)
 
 typedef struct entry {
     ag_layout lay;
@@ -163,8 +160,7 @@ static void join_class(entry *e)
 void ag_layout_spares(void)
 {
     ag_spare_keep(sizeof(entry), 0);
-    ag_spare_keep(sizeof(UT_hash_table), 0);
-    ag_spare_keep(HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket), 0);
+    ag_spare_keep_uthash();
 }
 
 /* A function seen for the first time: remembered, not asked about. */

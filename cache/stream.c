@@ -10,12 +10,9 @@
 #include "cache/driver.h"
 #include "cache/graph.h"
 #include "cache/selftime.h"
-#include "cache/spare.h"
+#include "cache/spare_uthash.h"
 #include "cache/watch.h"
 
-/* the registry's table: its first blocks were made at cuInit (ag_stream_spares) */
-#undef uthash_malloc
-#define uthash_malloc(sz) ag_spare_alloc(sz)
 
 pthread_mutex_t ag_registry_mu = PTHREAD_MUTEX_INITIALIZER;
 atomic_int ag_nholding;
@@ -135,8 +132,7 @@ void ag_stream_spares(void)
     ag_spare_keep(sizeof(ag_stream), _Alignof(ag_stream));
     ag_spare_keep(first_held_cap(max) * sizeof(((ag_stream *)0)->held[0]), 0);
     ag_learn_spares(max);
-    ag_spare_keep(sizeof(UT_hash_table), 0);
-    ag_spare_keep(HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket), 0);
+    ag_spare_keep_uthash();
     ag_spare_heap(64 << 10);
 }
 
