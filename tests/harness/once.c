@@ -10,18 +10,10 @@
  * Usage: once [gemms=30] [times] */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "harness.h"
 
 #define MAX_G 1000
-
-static double t_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -36,7 +28,7 @@ int main(int argc, char **argv)
     CK(cuEventCreate(&stop, 0));
     hx_log *log = hx_log_new((uint32_t)(2 * gemms + 8));
     static hx_entry exp[2 * MAX_G + 2];
-    static double ns[3 * MAX_G + 2];
+    static double dt[3 * MAX_G + 2]; /* seconds */
     static char what[3 * MAX_G + 2];
     uint32_t n = 0, c = 0;
 
@@ -46,17 +38,17 @@ int main(int argc, char **argv)
             CK(cuCtxSynchronize());
             CK(cuEventRecord(start, NULL));
         }
-        double t0 = t_ns();
+        double t0 = hx_now();
         hx_rec(k0, NULL, log, 1, (uint32_t)g);
-        double t1 = t_ns();
+        double t1 = hx_now();
         hx_rec(k1, NULL, log, 2, (uint32_t)g);
-        double t2 = t_ns();
+        double t2 = hx_now();
         CK(cuEventRecord(done, NULL));
-        double t3 = t_ns();
+        double t3 = hx_now();
         if (g) {
-            ns[c] = t1 - t0, what[c++] = 'L';
-            ns[c] = t2 - t1, what[c++] = 'L';
-            ns[c] = t3 - t2, what[c++] = 'E';
+            dt[c] = t1 - t0, what[c++] = 'L';
+            dt[c] = t2 - t1, what[c++] = 'L';
+            dt[c] = t3 - t2, what[c++] = 'E';
         }
         exp[n++] = (hx_entry){ 1, (uint32_t)g, 0 };
         exp[n++] = (hx_entry){ 2, (uint32_t)g, 0 };
@@ -66,7 +58,7 @@ int main(int argc, char **argv)
     hx_log_expect(log, 0, exp, n, "once", 0);
     if (times)
         for (uint32_t i = 0; i < c; i++)
-            printf("%u %c %.0f\n", i, what[i], ns[i]);
+            printf("%u %c %.0f\n", i, what[i], dt[i] * 1e9);
     hx_pass("once");
     return 0;
 }
