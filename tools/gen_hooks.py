@@ -30,7 +30,13 @@ HANDWRITTEN = {
 NOT_ORDERING = re.compile(
     r"^cu(StreamCreate|StreamCreateWithPriority|StreamGetPriority|StreamGetDevice|StreamGetFlags|"
     r"StreamGetId|StreamGetCtx|StreamGetCtx_v2|StreamIsCapturing|StreamGetCaptureInfo(_v2|_v3)?|"
-    r"StreamUpdateCaptureDependencies(_v2)?|StreamGetAttribute|StreamGetGreenCtx)(_ptsz)?$")
+    r"StreamUpdateCaptureDependencies(_v2)?|StreamGetAttribute|StreamGetGreenCtx|"
+    # A stream-ordered allocation: the launches held when it is made were made before its
+    # pointer existed, and those that use it come after it in the program; none need go out
+    # first. An ordering point here cut every iteration of a program on the asynchronous pool
+    # (CuPy's MemoryAsyncPool, PyTorch's cudaMallocAsync backend) at each temporary, and cost
+    # a flush per allocation. Its free stays one (FREE_ASYNC).
+    r"MemAllocAsync|MemAllocFromPoolAsync)(_ptsz)?$")
 CAPTURE_BEGIN = re.compile(r"^cuStreamBeginCapture(_v2|ToGraph)?(_ptsz)?$")
 CAPTURE_END = re.compile(r"^cuStreamEndCapture(_ptsz)?$")
 STREAM_DESTROY = re.compile(r"^cuStreamDestroy(_v2)?$")

@@ -102,6 +102,8 @@ static const struct {
     P("cuMemsetD16Async", cuMemsetD16Async, cuMemsetD16Async_ptsz),
     P("cuMemcpyAsync", cuMemcpyAsync, cuMemcpyAsync_ptsz),
     P("cuMemAllocManaged", cuMemAllocManaged, NULL),
+    P("cuMemAllocAsync", cuMemAllocAsync, cuMemAllocAsync_ptsz),
+    P("cuMemFreeAsync", cuMemFreeAsync, cuMemFreeAsync_ptsz),
     P("cuPointerGetAttribute", cuPointerGetAttribute, NULL),
     P("cuMemHostGetFlags", cuMemHostGetFlags, NULL),
     P("cuGraphAddMemsetNode", cuGraphAddMemsetNode, NULL),

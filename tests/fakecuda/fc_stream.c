@@ -18,7 +18,7 @@
 
 #include "fc_internal.h"
 
-enum fc_ikind { FC_I_NOP, FC_I_KERNEL, FC_I_MEMCPY, FC_I_MEMSET, FC_I_HOSTFN };
+enum fc_ikind { FC_I_NOP, FC_I_KERNEL, FC_I_MEMCPY, FC_I_MEMSET, FC_I_HOSTFN, FC_I_FREE };
 
 typedef struct fc_dep {
     fc_stream *s;
@@ -262,6 +262,8 @@ static void item_free(fc_item *it)
     free(it);
 }
 
+static void free_ordered(void *alloc);
+
 static void run_item(fc_item *it)
 {
     switch (it->kind) {
@@ -288,6 +290,9 @@ static void run_item(fc_item *it)
     case FC_I_HOSTFN:
         it->hfn(it->ud);
         FC_COUNT(host_funcs);
+        break;
+    case FC_I_FREE: /* cuMemFreeAsync's, in stream order (below) */
+        free_ordered(it->dst);
         break;
     default:
         break;
@@ -1709,6 +1714,69 @@ FC_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
         return fc_err(CUDA_ERROR_INVALID_VALUE);
     poison(a); /* no synchronisation: late work finds garbage, not a crash */
     return CUDA_SUCCESS;
+}
+
+/* The stream-ordered allocator: an allocation is made at once (as the pool hands out memory
+ * it has), its free takes effect when the stream reaches it -- work issued after the free
+ * finds the memory poisoned. */
+static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hs, int ptsz)
+{
+    FC_ENTER();
+    CUresult r;
+    if (!dptr)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    if (!fc_stream_resolve(hs, ptsz, &r))
+        return fc_err(r);
+    void *p = NULL;
+    if (!(r = mem_alloc(&p, bytesize, 0)))
+        *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+
+static void free_ordered(void *alloc)
+{
+    poison((fc_alloc *)alloc);
+}
+
+static CUresult free_async(CUdeviceptr dptr, CUstream hs, int ptsz)
+{
+    CUresult r;
+    fc_stream *s = fc_stream_resolve(hs, ptsz, &r);
+    if (!s)
+        return fc_err(r);
+    fc_alloc *a = alloc_at((uintptr_t)dptr, 0);
+    if (!a)
+        return fc_err(CUDA_ERROR_INVALID_VALUE);
+    fc_item *it = calloc(1, sizeof *it);
+    if (!it)
+        return fc_err(CUDA_ERROR_OUT_OF_MEMORY);
+    it->kind = FC_I_FREE;
+    it->dst = a;
+    uint64_t seq = 0;
+    return (r = submit(s, it, NULL, 0, &seq)) ? fc_err(r) : CUDA_SUCCESS;
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    return alloc_async(dptr, bytesize, hStream, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
+                                                CUstream hStream)
+{
+    return alloc_async(dptr, bytesize, hStream, 1);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    FC_ENTER();
+    return free_async(dptr, hStream, 0);
+}
+
+FC_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    FC_ENTER();
+    return free_async(dptr, hStream, 1);
 }
 
 /* A copy or memset: synchronous ones go on the default stream of the entry point and wait. */
