@@ -71,6 +71,18 @@ def workloads(build, quick):
     if _have("torch", "transformers"):
         W.append(("F14", "HF transformers BERT encoder inference: 6 layers, batch 8 x 64 tokens, fp16, mean-pooled to the host",
                   script("fw_hf_bert.py", "--iters=%d" % (it // 5), "--warmup=20"), True))
+    if _have("torch", "transformers"):
+        W.append(("F15", "HF transformers Llama greedy generate (RMSNorm, RoPE, GQA via SDPA), fp16, static cache, 32 new tokens",
+                  script("fw_hf_llama.py", "--cache=static", "--iters=%d" % (4 if quick else 12), "--warmup=2"), False))
+    if _have("torch", "triton"):
+        W.append(("F16", "a user's own Triton kernels (add + RMSNorm, SiLU gate, softmax with a changing temperature) + cuBLAS, loss.item()",
+                  script("fw_triton.py", "--iters=%d" % (it // 3), "--warmup=30"), False))
+    if _have("torch"):
+        W.append(("F17", "PyTorch two-tower inference, each tower on its own side stream (wait_stream, record_stream), top class read back",
+                  script("fw_torch_streams.py", "--iters=%d" % (it // 3), "--warmup=30"), False))
+    if _have("cupy"):
+        W.append(("F18", "CuPy on the stream-ordered allocator (MemoryAsyncPool) on a non-blocking stream: a wave stencil, energy read back",
+                  script("fw_cupy_async.py", "--iters=%d" % (it // 2), "--warmup=50"), False))
     if _have("jax"):
         W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
                   script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))
