@@ -101,3 +101,17 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     identical_output
     echo "# thrust_loop: launches.replayed $(s launches.replayed), launches.replayed_percent $(s launches.replayed_percent)" >&3
 }
+
+@test "CuPy on the stream-ordered allocator (cudaMallocAsync/cudaFreeAsync temporaries) graphed: identical" {
+    # graphing on: bench/fw_cupy_async.py, every temporary allocated and freed in stream order
+    # on a non-blocking stream; the allocations no longer cut its sequences, the frees still
+    # send what is held first -- the checksum (every iteration's energy) shows a late one
+    python3 -c 'import cupy; assert cupy.cuda.runtime.getDeviceCount() > 0' 2>/dev/null || skip "no CuPy with CUDA"
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    run_both python3 "$ROOT/bench/fw_cupy_async.py" --iters=300 --warmup=20
+    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    [ "$(s launches.replayed)" -gt 0 ] || fail "nothing replayed"
+}
