@@ -106,9 +106,12 @@ graphed() { # at least one graph built and replayed
 
 @test "the worker (the default) builds: changing arguments, PDL, copy nodes, pieces: identical" {
     # how many occurrences run eagerly while a graph is built depends on the load: only that
-    # the worker built what was replayed, and that nothing failed
+    # the worker built what was replayed, and that nothing failed. Each loop runs long enough
+    # (>= 20 ms eagerly) for a worker starved by a loaded host to finish a build before it
+    # ends: the solver's 300 iterations took ~5 ms, and with every GPU suite running at once
+    # its graph came after the loop (built, never replayed: 171 occurrences eager).
     for app in "tiny --iters=300 --vary=1" "pdl_decode --pdl=1 --iters=60" \
-               "solver --pinned=1 --iters=300" "tiny --n=64 --iters=300 --diverge-every=7"; do
+               "solver --pinned=1 --iters=3000" "tiny --n=64 --iters=300 --diverge-every=7"; do
         # shellcheck disable=SC2086
         AUTOGRAPH_WORKER=1 same_results $app
         graphed
