@@ -189,6 +189,20 @@ def torch_train_bench(torch, a, step, losses, params):
     return report(digest, wall, a.iters, gpu_us, ok, counted)
 
 
+def generate_report(torch, a, generated, wall_s, gpu_us, step):
+    """The result lines of the Hugging Face generate() rows (F4, F15): `generated` holds each
+    call's new token ids (a.new_tokens of them), the checksum is theirs; with
+    a.count_launches, launches per token over two more calls of step. Returns the exit
+    status."""
+    ok = all(g.numel() == a.new_tokens for g in generated)
+    digest = floats_digest([], torch_bytes(torch, *generated))
+    counted = torch_count_launches(torch, step, 0, 2) if a.count_launches else None
+    print("us per generated token: %.3f" % (wall_s * 1e6 / (a.iters * a.new_tokens)))
+    if counted is not None:
+        print("launches per generated token: %.1f" % (counted[0] / a.new_tokens))
+    return report(digest, wall_s, a.iters, gpu_us, ok, counted)
+
+
 def torch_count_launches(torch, step, first, n):
     """GPU kernels and copies/memsets per iteration over n more iterations, by torch.profiler
     (CUPTI); call it only after the checksum is taken, since the iterations change state."""

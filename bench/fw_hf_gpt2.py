@@ -41,13 +41,7 @@ def main():
         generated.append(out[0, a.prompt:])
 
     wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
-    ok = all(g.numel() == a.new_tokens for g in generated)
-    digest = fw.floats_digest([], fw.torch_bytes(torch, *generated))
-    counted = fw.torch_count_launches(torch, step, 0, 2) if a.count_launches else None
-    print("us per generated token: %.3f" % (wall * 1e6 / (a.iters * a.new_tokens)))
-    if counted is not None:
-        print("launches per generated token: %.1f" % (counted[0] / a.new_tokens))
-    return fw.report(digest, wall, a.iters, gpu_us, ok, counted)
+    return fw.generate_report(torch, a, generated, wall, gpu_us, step)
 
 
 if __name__ == "__main__":
