@@ -262,7 +262,8 @@ static void item_free(fc_item *it)
     free(it);
 }
 
-static void free_ordered(void *alloc);
+struct fc_alloc;
+static void poison(struct fc_alloc *a);
 
 static void run_item(fc_item *it)
 {
@@ -292,7 +293,7 @@ static void run_item(fc_item *it)
         FC_COUNT(host_funcs);
         break;
     case FC_I_FREE: /* cuMemFreeAsync's, in stream order (below) */
-        free_ordered(it->dst);
+        poison(it->dst);
         break;
     default:
         break;
@@ -1721,7 +1722,6 @@ FC_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
  * finds the memory poisoned. */
 static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hs, int ptsz)
 {
-    FC_ENTER();
     CUresult r;
     if (!dptr)
         return fc_err(CUDA_ERROR_INVALID_VALUE);
@@ -1731,11 +1731,6 @@ static CUresult alloc_async(CUdeviceptr *dptr, size_t bytesize, CUstream hs, int
     if (!(r = mem_alloc(&p, bytesize, 0)))
         *dptr = (CUdeviceptr)(uintptr_t)p;
     return r;
-}
-
-static void free_ordered(void *alloc)
-{
-    poison((fc_alloc *)alloc);
 }
 
 static CUresult free_async(CUdeviceptr dptr, CUstream hs, int ptsz)
@@ -1758,12 +1753,14 @@ static CUresult free_async(CUdeviceptr dptr, CUstream hs, int ptsz)
 
 FC_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
+    FC_ENTER();
     return alloc_async(dptr, bytesize, hStream, 0);
 }
 
 FC_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
                                                 CUstream hStream)
 {
+    FC_ENTER();
     return alloc_async(dptr, bytesize, hStream, 1);
 }
 
