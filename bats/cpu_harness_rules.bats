@@ -6,7 +6,7 @@
 setup() {
     load helpers
     H="$BUILD/harness"
-    [ -x "$H/rest_legacy" ] && [ -x "$H/legacy_one" ] && [ -x "$H/asyncpool" ] && [ -x "$H/capture_race" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
+    [ -x "$H/rest_legacy" ] && [ -x "$H/legacy_one" ] && [ -x "$H/asyncpool" ] && [ -x "$H/growcopy" ] && [ -x "$H/capture_race" ] && [ -e "$BUILD/fakecuda/libcuda.so.1" ] ||
         skip "harness not built (make lib harness)"
     unset AUTOGRAPH_DISABLE AUTOGRAPH_FAULT AUTOGRAPH_PROFILE AUTOGRAPH_ALLOW AUTOGRAPH_DENY \
           AUTOGRAPH_MAX_NODES AUTOGRAPH_MAX_GRAPHS AUTOGRAPH_MAX_GRAPH_MEM AUTOGRAPH_LOG \
@@ -64,6 +64,22 @@ at_least() {
     assert_success
     assert_output --partial "PASS asyncpool"
     at_least launches.replayed 200
+}
+
+@test "rule: a device copy's size is a value: a copy that grows every iteration is one sequence" {
+    # growcopy.c: a launch, a device-to-device copy 8 bytes longer each iteration, a launch, a
+    # synchronisation. With the size in the shape no two iterations matched (nothing replayed);
+    # as a value, the copy node's size is updated in the exec, and the program checks that
+    # each replay copied exactly this iteration's bytes.
+    ag "$H/growcopy" 60
+    assert_success
+    assert_output --partial "PASS growcopy"
+    at_least launches.replayed 150
+    at_least copies.replayed 50
+    # and with the worker building the graphs
+    ag AUTOGRAPH_WORKER=1 HX_SETTLE=1 "$H/growcopy" 60
+    assert_success
+    assert_output --partial "PASS growcopy"
 }
 
 @test "rule: a launch whose stream lock comes after a capture began holds nothing (re-checked)" {

@@ -14,22 +14,25 @@
 #include "cache/internal.h"
 #include "cache/tracerec.h"
 
-/* A copy record's values, in its arena blob: what an exec update may change. */
+/* A copy record's values, in its arena blob: what an exec update may change. A 1D copy's size
+ * is one of them (the driver lets an exec update change it), so a loop whose copy grows by a
+ * byte a step (a decode step's growing mask or id list) is one sequence; a memset's size is in
+ * its shape too, as the driver may refuse to change it. */
 typedef struct copy_vals {
-    uint64_t dst, src, value;
+    uint64_t dst, src, value, n;
 } copy_vals;
 
 /* One layout per (entry, destination kind, source kind): the shape's `fn` points to it, so the
  * operation and its memory kinds are part of the shape (a different kind is another shape),
- * and the layout describes the three values for the held-launch machinery. The size is in
- * the shape's attr_hash (a field of the shape proper, never a value). */
+ * and the layout describes the four values for the held-launch machinery. A memset's size is
+ * also in the shape's attr_hash (ag_copy_shape). */
 typedef struct copy_lay {
     ag_layout lay;           /* first: the shape's fn and the record's lay point here */
     uint8_t entry, dk, sk;
 } copy_lay;
 
 static copy_lay g_lay[AG_CP_COUNT][AG_MEM_COUNT][AG_MEM_COUNT];
-static uint32_t g_off[3] = { 0, 8, 16 }, g_sz[3] = { 8, 8, 8 };
+static uint32_t g_off[4] = { 0, 8, 16, 24 }, g_sz[4] = { 8, 8, 8, 8 };
 static pthread_once_t g_lay_once = PTHREAD_ONCE_INIT;
 
 static const char *const entry_name[AG_CP_COUNT] = {
@@ -47,7 +50,7 @@ static void lay_init(void)
                 c->lay.handle = c;
                 c->lay.graphable = 1;
                 c->lay.dense = 1;
-                c->lay.nparams = 3;
+                c->lay.nparams = 4;
                 c->lay.size = sizeof(copy_vals);
                 c->lay.off = g_off;
                 c->lay.sz = g_sz;
@@ -196,8 +199,8 @@ CUresult ag_copy_issue(ag_stream *st, const ag_rec *r)
     const copy_lay *c = lay_of(r->lay);
     copy_vals v;
     memcpy(&v, st->arena + r->blob, sizeof v);
-    return call(c->entry, plain_fn(c->entry), v.dst, v.src, (uint32_t)v.value,
-                (size_t)r->shape.attr_hash, st->issue);
+    return call(c->entry, plain_fn(c->entry), v.dst, v.src, (uint32_t)v.value, (size_t)v.n,
+                st->issue);
 }
 
 /* ---- graph nodes --------------------------------------------------------------------------- */
@@ -209,7 +212,7 @@ static void memset_params(const ag_node *n, const copy_vals *v, CUDA_MEMSET_NODE
     p->dst = v->dst;
     p->value = (unsigned)v->value;
     p->elementSize = elem[lay_of(n->lay)->entry];
-    p->width = (size_t)n->shape.attr_hash;
+    p->width = (size_t)v->n;
     p->height = 1;
 }
 
@@ -231,7 +234,7 @@ static void memcpy_params(const ag_node *n, const copy_vals *v, CUDA_MEMCPY3D *p
         p->dstMemoryType = CU_MEMORYTYPE_HOST;
         p->dstHost = (void *)(uintptr_t)v->dst;
     }
-    p->WidthInBytes = (size_t)n->shape.attr_hash;
+    p->WidthInBytes = (size_t)v->n;
     p->Height = 1;
     p->Depth = 1;
 }
@@ -291,5 +294,5 @@ void ag_copy_shape(const ag_copy *op, CUcontext ctx, int dk, int sk, ag_shape *s
     sh->fn = &g_lay[op->entry][dk][sk].lay;
     sh->ctx = ctx;
     sh->kind = AG_KIND_COPY;
-    sh->attr_hash = op->n;
+    sh->attr_hash = is_memset(op->entry) ? op->n : 0;
 }

@@ -72,8 +72,8 @@ static const CUlaunchAttribute no_attrs[1];
 /* Holds op (the record's values copied now; host data never is). */
 static int hold(ag_stream *st, const ag_copy *op, const ag_shape *sh, uint64_t h)
 {
-    uint64_t value = op->value, dst = op->dst, src = op->src;
-    void *params[3] = { &dst, &src, &value };
+    uint64_t value = op->value, dst = op->dst, src = op->src, n = op->n;
+    void *params[4] = { &dst, &src, &value, &n };
     ag_launch l;
     memset(&l, 0, sizeof l);
     l.params = params;

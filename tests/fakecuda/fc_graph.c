@@ -939,9 +939,12 @@ static CUresult set_exec_copy(CUgraphExec hx, CUgraphNode hn, fakecuda_kernel_fn
     if (i == e->n || e->nodes[i].def.fn != fn) {
         r = CUDA_ERROR_INVALID_VALUE;
     } else {
+        /* as the H100's driver 580 does (2026-11-27): a 1D memcpy node takes any other size
+         * (21 bytes, then 22, 100, 4000, 1 were each copied exactly); a memset node refused a
+         * width of 5000 for 21 (and took 22): here a memset's size never changes */
         const fc_copy_blob *old = (const fc_copy_blob *)e->nodes[i].blob;
-        if (old->n != b->n || old->elem != b->elem || old->dkind != b->dkind ||
-            old->skind != b->skind)
+        if ((fn == memset_node_fn && old->n != b->n) || old->elem != b->elem ||
+            old->dkind != b->dkind || old->skind != b->skind)
             r = CUDA_ERROR_INVALID_VALUE;
         else
             memcpy(e->nodes[i].blob, b, sizeof *b);
