@@ -199,6 +199,14 @@ void ag_learn_held(ag_stream *st)
 
 /* ---- completing a hold ------------------------------------------------------------------ */
 
+/* n launches of an occurrence of T went out (as graphs, or eagerly while the worker built
+ * them): credit for false starts, up to two occurrences' worth (ag_hold_abort). */
+static void tmpl_earn(ag_tmpl *T, uint32_t n)
+{
+    uint64_t c = (uint64_t)T->credit + n, cap = 2 * (uint64_t)T->len;
+    T->credit = (uint32_t)(c < cap ? c : cap);
+}
+
 /* A piece's graph failed: what is held goes out eagerly, the pieces before it are done, and
  * the occurrence ends (graphs off for T for a while). */
 static void piece_failed(ag_stream *st, ag_tmpl *T, int rc)
@@ -257,6 +265,7 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
            ag_benefit_probing(&T->ben) ? " (in its probe, for the trial to come)" : "");
     ag_issue_held(st, AG_ST_FATE_BUILDING);
     T->eager_runs++;
+    tmpl_earn(T, n);
     ag_benefit_unsampled(&T->ben);
     ag_mark_end(st, NULL, 0);
     ag_hold_end(st);
@@ -322,6 +331,7 @@ void ag_complete(ag_stream *st)
         return;
     }
     T->replays++;
+    tmpl_earn(T, n);
     ag_mark_end(st, T, st->occ_built | built);
     ag_tmpl_occurred(T, 1, st->occ_built | built, st->occ_t0);
     if (!T->planned) /* measured now: cut T into pieces */
@@ -365,11 +375,21 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     else if (!T->prof && reason == AG_ST_FL_COPY)
         T->broken[AG_BREAK_COPY]++;
     /* A divergence is no reason to turn T off when at least as many launches went out as
-     * graphs as were held in vain, when the occurrence was another template's, or when it
-     * came at the second launch (one launch held: a decode loop's prefill starts as its steps
-     * do) */
+     * graphs as were held in vain, when the occurrence was another template's, when it came
+     * at the second launch (one launch held: a decode loop's prefill starts as its steps do),
+     * or when T's recent occurrences sent enough to pay for the launches held in vain: a
+     * sequence whose first launches also come elsewhere (a decode step that starts with two
+     * device copies, as its tail has three) starts false holds a few launches long, and they
+     * must not turn off what replays in between */
     int late = reason == AG_ST_FL_DIVERGE &&
                (pos >= st->nheld || st->sibling || st->nheld <= 1);
+    if (late)
+        tmpl_earn(T, pos);
+    else if ((reason == AG_ST_FL_DIVERGE || reason == AG_ST_FL_TIMEOUT) && !T->prof &&
+             T->credit >= st->nheld) {
+        T->credit -= st->nheld;
+        late = 1;
+    }
     if (reason == AG_ST_FL_DIVERGE && st->sibling && pos) {
         st->sib_done = st->sibling;
         st->sib_t0 = st->occ_t0;

@@ -106,6 +106,8 @@ typedef struct ag_tmpl {
     uint32_t broken[4];              /* occurrences broken off: divergence, time-out, copy,
                                       * graph call failures (enum ag_tmpl_break) */
     uint64_t replays, eager_runs;
+    uint32_t credit;                 /* launches its occurrences sent, up to two occurrences'
+                                      * worth: what pays for false starts (ag_hold_abort) */
     uint64_t attr_drop_replays;      /* replays when a function attribute last dropped its
                                       * graphs, and drops in a row that came before its graphs
                                       * paid back (order.c, attr_churn) */
