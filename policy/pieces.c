@@ -55,9 +55,16 @@ uint32_t ag_pieces_plan(uint32_t len, const ag_piece_costs *c, uint32_t ends[AG_
     uint64_t m = (AMORTISE * c->graph_ns + c->eager_ns - 1) / c->eager_ns;
     if (m < 2)
         m = 2;
-    uint64_t most = c->max_hold_ns ? c->max_hold_ns / 2 / held : len;
-    if (held < GPU_NODE_NS)
-        return forwards(len, (uint32_t)m, most, ends);
+    uint64_t most = c->max_hold_ns ? c->max_hold_ns / 4 / held : len;
+    if (held < GPU_NODE_NS) {
+        /* (as below: when the pieces run out, the cap grows until the last is no longer) */
+        uint32_t n;
+        for (;; most++) {
+            n = forwards(len, (uint32_t)m, most, ends);
+            if (ends[n - 1] - (n > 1 ? ends[n - 2] : 0) <= most || n < AG_MAX_PIECES)
+                return n;
+        }
+    }
     if (held < 2 * GPU_NODE_NS && most > (len + FAST_SHARE - 1) / FAST_SHARE)
         most = (len + FAST_SHARE - 1) / FAST_SHARE;
     if (most < m)
