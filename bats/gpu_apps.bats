@@ -115,3 +115,20 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     assert_equal "$(field checksum)" "$(plain_field checksum)"
     [ "$(s launches.replayed)" -gt 0 ] || fail "nothing replayed"
 }
+
+@test "Hugging Face Llama decode, static cache: the step graphed (its copy grows a byte a token), the same tokens" {
+    # bench/fw_hf_llama.py --cache=static: each decode step copies one byte more than the last
+    # (a size that is a value of the step's sequence, updated in the copy node) and starts with
+    # two device copies that its tail repeats (false starts the step's replays pay for); the
+    # checksum is that of every generated id
+    python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null ||
+        skip "no PyTorch with CUDA, or no transformers"
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    run_both python3 "$ROOT/bench/fw_hf_llama.py" --cache=static --iters=4 --warmup=1
+    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field result)" OK
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    [ "$(s launches.replayed)" -gt 10000 ] || fail "the steps were not replayed"
+}
