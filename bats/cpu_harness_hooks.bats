@@ -73,6 +73,20 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     no_failures
 }
 
+@test "function classes: a copy of a kernel from a new module is its class's from its first launch" {
+    # 16 steps, each with a copy of attn no step launched before (cuDNN's attention in a decode
+    # with a growing cache): a copy unknown until its second launch made every step a new
+    # sequence (nothing replayed); probed at its first launch (a class has its name), one
+    # template serves every step from the second on
+    ag "$H/fnclass" 16 16 -1 1
+    assert_success
+    assert_output --partial "PASS fnclass"
+    assert_equal "$(stat sequences.templates)" 1
+    at_least graphs.replays 10
+    at_least layouts.at_first_launch 14
+    no_failures
+}
+
 @test "function classes: copies of one kernel in other modules share a template's nodes" {
     ag "$H/fnclass" 40 4 31
     assert_success

@@ -97,6 +97,8 @@
                                                   "host waits (a sync, a synchronous copy)")   \
     X(WORKER_WAKE_LAUNCH, "worker.wakes_launch", "worker woken for layout probes in a launch: " \
                                                  "no wait for the GPU in 32 sightings")        \
+    X(LAYOUT_AT_FIRST, "layouts.at_first_launch", "functions probed at their first "       \
+                                                   "launch: named as a class already probed")  \
     X(COPY_HELD, "copies.held", "of launches.held: async memsets and copies (not launches)")   \
     X(COPY_REPLAYED, "copies.replayed", "of launches.replayed: memsets and copies")            \
     X(COPY_FLUSHED, "copies.flushed_eager", "of launches.flushed_eager: memsets and copies")   \

@@ -13,12 +13,17 @@
  * value, so the graph that holds the copy must go (an update that changes only arguments would
  * keep the old value); a first value set for a copy no graph holds drops nothing.
  *
- * Usage: fnclass [steps=40] [copies=4] [chg=31] */
+ * With per=1 each step launches a copy no step launched before (copies <= steps), as a Hugging
+ * Face decode with a growing cache does (cuDNN compiles its attention for each new length): a
+ * copy is then its class's from its first launch (probed at once: a class has its name), or no
+ * two steps would be the same sequence.
+ *
+ * Usage: fnclass [steps=40] [copies=4] [chg=31] [per=2: steps per copy] */
 #include <stdint.h>
 
 #include "harness.h"
 
-#define MAX_K 8
+#define MAX_K 16
 
 typedef struct { hx_log *log; uint32_t kid, val; } p_attn;
 
@@ -37,8 +42,11 @@ static void k_attn(int copy, const void *pp)
         k_attn(j, pp);                                                                         \
     }
 COPY(0) COPY(1) COPY(2) COPY(3) COPY(4) COPY(5) COPY(6) COPY(7)
-static const fakecuda_kernel_fn copies[MAX_K] = { k_attn0, k_attn1, k_attn2, k_attn3,
-                                                  k_attn4, k_attn5, k_attn6, k_attn7 };
+COPY(8) COPY(9) COPY(10) COPY(11) COPY(12) COPY(13) COPY(14) COPY(15)
+static const fakecuda_kernel_fn copies[MAX_K] = {
+    k_attn0, k_attn1, k_attn2,  k_attn3,  k_attn4,  k_attn5,  k_attn6,  k_attn7,
+    k_attn8, k_attn9, k_attn10, k_attn11, k_attn12, k_attn13, k_attn14, k_attn15,
+};
 
 static void launch(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t val)
 {
@@ -49,8 +57,8 @@ static void launch(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t
 int main(int argc, char **argv)
 {
     long steps = hx_arg(argc, argv, 1, 40), K = hx_arg(argc, argv, 2, 4),
-         chg = hx_arg(argc, argv, 3, 31);
-    HX_ASSERT(steps >= 1 && K >= 1 && K <= MAX_K, "fnclass: bad arguments");
+         chg = hx_arg(argc, argv, 3, 31), per = hx_arg(argc, argv, 4, 2);
+    HX_ASSERT(steps >= 1 && K >= 1 && K <= MAX_K && per >= 1, "fnclass: bad arguments");
     hx_init();
     static const size_t sz[] = { sizeof(void *), 4, 4 };
     CUfunction attn[MAX_K];
@@ -67,9 +75,9 @@ int main(int argc, char **argv)
     const CUfunction_attribute dyn = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
     int limit[MAX_K];
     for (long i = 0; i < steps; i++) {
-        int j = (int)(i / 2 % K);
+        int j = (int)(i / per % K);
         uint32_t v = (uint32_t)i;
-        if (i < 2 * K && i % 2 == 0) { /* a copy met for the first time: its limit set */
+        if (i < per * K && i % per == 0) { /* a copy met for the first time: its limit set */
             limit[j] = 1024 * (j + 1);
             CK(cuFuncSetAttribute(attn[j], dyn, limit[j]));
         } else {
