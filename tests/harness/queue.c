@@ -26,6 +26,10 @@
  *                fifth step is a "prefill" that differs at its second launch (a cooperative
  *                launch with a new grid). Holds that break off there are another sequence's,
  *                or cost one held launch: the variants must stay graphed.
+ *   align N      N steps of 16 launches and a sync, as a decode step whose elementwise kernels
+ *                change with the alignment of a growing tensor: position 14 takes one of four
+ *                kernels in turn, so the step is four variants of one sequence, the same for
+ *                their first 14 launches.
  *   cycle N W    N steps of 64 launches cycling through 4 kernels (W us of host work after
  *                each) and a sync each; every 7th step has a fifth kernel inserted before its
  *                33rd launch, as bench's tiny --diverge-every=7: the step's hold breaks off
@@ -236,6 +240,23 @@ static void variants(CUstream s, hx_log *log, long n)
     }
 }
 
+static void align(CUstream s, hx_log *log, long n)
+{
+    CUfunction K[16], V[4];
+    kernels(K, 16, "q_a");
+    kernels(V, 4, "q_av");
+    step S = { .s = s, .log = log };
+    for (long it = 0; it < n; it++) {
+        for (uint32_t pos = 0; pos < 16; pos++) {
+            if (pos == 14)
+                put(&S, V[it % 4], 60 + (uint32_t)(it % 4), it);
+            else
+                put(&S, K[pos], pos, it);
+        }
+        step_end(&S, "queue align", it);
+    }
+}
+
 static void cycle(CUstream s, hx_log *log, long n, long w)
 {
     CUfunction K[5];
@@ -276,6 +297,8 @@ int main(int argc, char **argv)
         diverge(s, log, n);
     } else if (!strcmp(mode, "variants")) {
         variants(s, log, n);
+    } else if (!strcmp(mode, "align")) {
+        align(s, log, n);
     } else if (!strcmp(mode, "cycle")) {
         cycle(s, log, n, m);
 
