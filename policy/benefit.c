@@ -31,12 +31,6 @@
 #define BACKOFF_FIRST 64
 #define BACKOFF_MAX 16384
 #define TRIAL_MAX_OCC 96      /* a trial that cannot collect its samples decides anyway */
-#define TRIAL_GPU_WAIT_OCC 40 /* with its host samples in, a trial waits this long for GPU ones:
-                               * a variant of a decode step whose eager occurrences all begin
-                               * as its siblings' holds never has its eager start marked on
-                               * the GPU, and waited for the 96 (harness queue align: 24
-                               * occurrences for the host samples, then 72 more; F15d's
-                               * variants stayed in trial for whole runs) */
 #define PROBE_MAX_OCC 16      /* a probe that cannot look decides anyway (host-bound: a trial) */
 #define GPU_SLOWER_PCT 150    /* a GPU interval this much of the host's: the queue grows */
 #define MAX_ABORTS 4
@@ -349,8 +343,7 @@ static int trial_done(const ag_benefit *b)
     if (b->nocc >= TRIAL_MAX_OCC || spans_instead(b))
         return 1;
     int host = b->ng >= AG_BEN_SAMPLES && b->ne >= AG_BEN_SAMPLES;
-    int gpu = !b->gpu_marked || (b->ngg >= AG_BEN_GPU_SAMPLES && b->nge >= AG_BEN_GPU_SAMPLES) ||
-              b->nocc >= TRIAL_GPU_WAIT_OCC;
+    int gpu = !b->gpu_marked || (b->ngg >= AG_BEN_GPU_SAMPLES && b->nge >= AG_BEN_GPU_SAMPLES);
     return (host && gpu) || clear_loss_so_far(b) || clear_win_so_far(b);
 }
 
