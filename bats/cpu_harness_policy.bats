@@ -157,11 +157,13 @@ p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
     # first, sends the first piece as its graph and breaks off at position 5; the learner sees
     # only the rest, so the second variant's own occurrences were never counted and its probe
     # never ended. Occurrences told (replayed or eager) of each variant: 60 for the second
-    # before, 150-160 now (how many of them replay depends on the trials' timings here)
+    # before, 150-160 now (how many of them replay depends on the trials' timings here), and
+    # down to 116 and 131 under load (make test beside .ci/run; three busy loops, with the
+    # library of fb16763 too), so the bound sits between 60 and those
     measured AUTOGRAPH_PIECE=4 AUTOGRAPH_STATS="$BATS_TEST_TMPDIR/v.json" "$H/queue" variants 400
     assert_success
     assert_output --partial "PASS queue variants"
-    run python3 -c 'import json,sys; s=[q["replays"] + q["eager_runs"] for q in json.load(open(sys.argv[1]))["top_sequences"] if q["length"] == 8]; print(s); sys.exit(len(s) < 2 or min(s[:2]) < 120)' "$BATS_TEST_TMPDIR/v.json"
+    run python3 -c 'import json,sys; s=[q["replays"] + q["eager_runs"] for q in json.load(open(sys.argv[1]))["top_sequences"] if q["length"] == 8]; print(s); sys.exit(len(s) < 2 or min(s[:2]) < 90)' "$BATS_TEST_TMPDIR/v.json"
     assert_success
 }
 
