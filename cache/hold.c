@@ -333,7 +333,7 @@ void ag_complete(ag_stream *st)
     T->replays++;
     tmpl_earn(T, n);
     ag_mark_end(st, T, st->occ_built | built);
-    ag_tmpl_occurred(T, 1, st->occ_built | built, st->occ_t0);
+    ag_tmpl_occurred(st, T, 1, st->occ_built | built, st->occ_t0);
     if (!T->planned) /* measured now: cut T into pieces */
         ag_tmpl_plan(st, T, held_ns, 0);
     else if (T->plan_queued != T->ben.queued) /* the GPU is (no longer) busy when holds begin */

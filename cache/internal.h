@@ -65,9 +65,9 @@ void ag_tmpl_free(ag_stream *st, ag_tmpl *T);
  * this process (`guess`: a graph launch's cost, if not measured yet, is guessed: the worker is
  * about to build T's pieces); a plan that changes the pieces drops T's graphs. */
 void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess);
-/* An occurrence of T (graph or eager) began at t: told to its policy, a finished probe or trial
- * counted. */
-void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t);
+/* An occurrence of T (graph or eager) on st began at t: told to its policy, a finished probe or
+ * trial counted (a won trial is its variants' too). */
+void ag_tmpl_occurred(ag_stream *st, ag_tmpl *T, int graph, int build, uint64_t t);
 /* The templates of st that start with the shape fingerprint first_hash. */
 ag_bucket *ag_bucket_of(ag_stream *st, uint64_t first_hash);
 /* A provisional template held whole becomes a real one, made of the held launches (P is

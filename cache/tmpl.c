@@ -209,8 +209,32 @@ static uint32_t payback_need(const ag_tmpl *T)
     return payback_need_len(T->len);
 }
 
+/* T's trial just won: its variants take the verdict -- templates of the stream that start as
+ * T does and are about as long (within an eighth), still probing (past their payback wait)
+ * or in a trial of their own. A decode step comes in variants (kernels PyTorch picks by the
+ * alignment of a growing tensor: a Llama step in six) that take turns, so each one's trial
+ * collects its samples slowly, and in a run of a few generate calls most never finished
+ * theirs (model, F15d: 1 of 6 graphed, 1.045x). They run on the same stream in the same loop,
+ * so what paid for one pays for them; each is re-checked by a trial of its own later, like
+ * any winner. A variant that lost its own trial keeps its verdict. */
+static void trust_variants(ag_stream *st, const ag_tmpl *T)
+{
+    ag_bucket *b = ag_bucket_of(st, T->first_hash);
+    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
+        uint32_t d = U->len > T->len ? U->len - T->len : T->len - U->len;
+        if (U == T || U->prof || U->from_profile || 8 * d > T->len ||
+            !(ag_benefit_probing(&U->ben) || U->ben.state == AG_BEN_TRIAL))
+            continue;
+        ag_benefit_trust(&U->ben);
+        ag_stat_inc(AG_ST_POLICY_VARIANT);
+        ag_log(AG_LOG_DEBUG, "sequence %016llx: graphs pay for its variant %016llx (the same "
+               "first launch, %u launches against %u): on without a trial of its own",
+               (unsigned long long)U->key, (unsigned long long)T->key, U->len, T->len);
+    }
+}
+
 /* An occurrence of T, told to its policy; a finished trial is counted. */
-void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
+void ag_tmpl_occurred(ag_stream *st, ag_tmpl *T, int graph, int build, uint64_t t)
 {
     if (ag_benefit_dormant(&T->ben)) /* the costs may be better known now */
         ag_benefit_set_need(&T->ben, 0, payback_need(T));
@@ -238,6 +262,8 @@ void ag_tmpl_occurred(ag_tmpl *T, int graph, int build, uint64_t t)
                          on ? "graphs pay" : "eager is as fast", T->ben.med_graph / 1e3,
                          T->ben.med_eager / 1e3, samples);
         }
+        if (on)
+            trust_variants(st, T);
     }
 }
 
@@ -427,7 +453,7 @@ static void sibling_done(ag_stream *st, const ag_closed *c)
         if (!ag_shape_eq(&U->nodes[st->sib_pos + i].shape, &c->shapes[i]))
             return;
     U->eager_runs++;
-    ag_tmpl_occurred(U, 0, 0, st->sib_t0);
+    ag_tmpl_occurred(st, U, 0, 0, st->sib_t0);
 }
 
 /* Sightings a sequence needs to become a template: MIN_REPEATS, one fewer for a long one that
@@ -488,7 +514,7 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         if (!same)
             return;
         T->eager_runs++;
-        ag_tmpl_occurred(T, 0, 0, c->t0);
+        ag_tmpl_occurred(st, T, 0, 0, c->t0);
         /* graphs lost here: its occurrences should not keep the stream learning (resting) */
         int was = s->barren;
         s->barren = T->ben.state == AG_BEN_OFF;
@@ -516,7 +542,7 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         ag_tmpl_plan(st, T, host > 2 * eager ? host - eager : host / 2, 0);
     }
     T->eager_runs++;
-    ag_tmpl_occurred(T, 0, 0, c->t0);
+    ag_tmpl_occurred(st, T, 0, 0, c->t0);
     ag_stat_inc(AG_ST_SEQ_TEMPLATES);
     ag_log(AG_LOG_DEBUG, "sequence %016llx of %u launches (first %s) seen %u times: template",
            (unsigned long long)T->key, T->len, T->nodes[0].lay->name, s->count);

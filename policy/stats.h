@@ -54,6 +54,9 @@
                                           "through a side stream")                             \
     X(POLICY_ON, "policy.graph_wins", "trials in which replay beat eager")                   \
     X(POLICY_OFF, "policy.eager_wins", "trials in which eager was as fast: graphing off")    \
+    X(POLICY_VARIANT, "policy.variants_trusted", "sequences put on without a trial of "      \
+                                                 "their own: a variant (the same first "      \
+                                                 "launch, about as long) won its trial")       \
     X(PROFILE_LOADED, "profile.loaded", "sequences loaded from AUTOGRAPH_PROFILE")           \
     X(PROFILE_USED, "profile.used", "loaded sequences used")                                 \
     X(INVALIDATIONS, "cache.invalidations", "caches dropped for unloads or context teardown") \
