@@ -546,3 +546,15 @@ steps = [q for q in s["top_sequences"] if 215 <= q["length"] <= 230 and q["repla
 assert len(steps) >= 5, [(q["length"], q["replays"]) for q in s["top_sequences"]]
 EOF2
 }
+
+@test "a sequence planned as one piece on a guessed graph launch cost is planned again once it is measured (T1)" {
+    # the Thrust loop's 13-launch step: one piece when the worker first built it (the graph
+    # launch's cost guessed at three quarters of an eager launch), three once measured (with
+    # the H100's costs, as the gate simulates it)
+    run --separate-stderr "$CLI" simulate --costs "$ROOT/bench/costs/h100.json" --opt LOG=debug \
+        --stats "$T/t1.json" \
+        "$ROOT/bench/traces/T1_thrust_loop.agt.gz"
+    assert_success
+    grep -Eq '\(13 launches, [0-9.]+ us apart when held; a launch [0-9.]+ us eager, [0-9.]+ us a graph\): [2-9] pieces' <<<"$stderr"
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); q=[x for x in s["top_sequences"] if x["length"] == 13]; assert q and q[0]["replays"] >= 250, s["top_sequences"]' "$T/t1.json"
+}

@@ -338,6 +338,9 @@ void ag_complete(ag_stream *st)
         ag_tmpl_plan(st, T, held_ns, 0);
     else if (T->plan_queued != T->ben.queued) /* the GPU is (no longer) busy when holds begin */
         ag_tmpl_plan(st, T, T->plan_held_ns, 0);
+    else if (T->plan_guessed && T->npieces == 1 && ag_graph_launch_ns() &&
+             T->ben.state == AG_BEN_ON) /* one piece on a guess: the cost is measured now */
+        ag_tmpl_plan(st, T, T->plan_held_ns, 0);
     ag_hold_end(st);
     if (st->held)
         ag_learn_replayed(&st->learn, n);

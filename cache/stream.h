@@ -87,6 +87,7 @@ typedef struct ag_tmpl {
                                       * refused a copy node of the worker's (graph.c) */
     uint8_t planned;                 /* pieces planned from measured costs (else one piece) */
     uint8_t plan_queued;             /* the plan saw ben.queued so (GPU busy: one piece) */
+    uint8_t plan_guessed;            /* the plan guessed the graph launch's cost (tmpl.c) */
     uint8_t tail;                    /* trailing read-backs (device-to-host copies) that go out
                                       * eagerly after the last piece's graph (fill.h,
                                       * ag_piece_gend): a copy node costs the GPU ~6 us more

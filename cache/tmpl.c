@@ -126,7 +126,11 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
      *   in steady state against 2.8-4.5 us eager (the first measured replays, 3-11 us, are the
      *   noisier guide), and in the replay model a whole eager launch cut P1 and F11 into
      *   pieces 5% slower than their measured plans, three quarters none (F3, whose eager
-     *   launches are cheaper, 3% slower).
+     *   launches are cheaper, 3% slower). A guess that left T one piece is planned again
+     *   once the graph launch is measured and T's graphs are on (ag_complete, `plan_guessed`):
+     *   a Thrust loop's 13-launch step, one piece on the guess, is three on the measure
+     *   (model, T1: 1.141x -> 1.188x). Not a plan of several pieces: its graphs are rebuilt
+     *   for a smaller change (model: F1 -0.6%, F15d -0.5%, F13 +4%).
      * - a sequence whose holds would outlast half of MAX_HOLD_US must be cut at once, or its
      *   first holds time out and it is turned off before it ever replays (a CNN forward:
      *   docs/MODEL.md): a whole eager launch, the safer guess (fewer, longer pieces).
@@ -142,6 +146,7 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
         ag_stat_inc(AG_ST_POLICY_WHOLE);
     T->plan_queued = T->ben.queued;
     T->plan_held_ns = held_ns;
+    T->plan_guessed = !ag_graph_launch_ns();
     uint32_t fixed = (uint32_t)ag_opt(AG_OPT_PIECE);
     if (!T->related && fixed && c.queued) {
         T->planned = 1; /* the GPU is busy with earlier work: pieces would only cost */
