@@ -10,7 +10,8 @@ setup() {
     ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
     [ "${ngpu:-0}" -ge 2 ] || skip "needs 2 GPUs (nvidia-smi -L lists ${ngpu:-0})"
     # deterministic graphing for correctness tests; NVLink multicast stays off on these machines
-    export AUTOGRAPH_BENEFIT=always NCCL_NVLS_ENABLE=0
+    export AUTOGRAPH_BENEFIT=always NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 \
+        NVSHMEM_DISABLE_NVLS=1
 }
 
 # killed: a run that `timeout` had to stop (TERM: 124, KILL after the grace period: 137)

@@ -216,7 +216,7 @@ multiab)
                      sed -n '/Where every launch went/,/total/p' "$logs/report_ddp.txt" >>"$top/summary.txt"; }
     ;;
 multi)
-    export NCCL_NVLS_ENABLE=0
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     timeout 560 bats --tap --print-output-on-failure bats/gpu_multi.bats >"$logs/gpu_multi.tap" 2>&1
     tail -20 "$logs/gpu_multi.tap" >>"$top/summary.txt"
     ;;

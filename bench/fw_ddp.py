@@ -44,6 +44,8 @@ def main():
     # Before NCCL and cuBLAS initialise: NVLink multicast stays off on these machines, and
     # cuBLAS needs a fixed workspace configuration to be deterministic.
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")
+    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     try:
         import torch
