@@ -205,7 +205,7 @@ p)
     tail -40 "$logs/p.txt" >>"$top/summary.txt"
     ;;
 multiab)
-    export NCCL_NVLS_ENABLE=0
+    export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     R=12 ABT=50 abv M1_peer "eager= new=preload" $K/multigpu --iters=2000 --warmup=50
     R=12 ABT=50 abv M1_host "eager= new=preload" $K/multigpu --iters=2000 --warmup=50 --combine=host
     # a torchrun job starts in 10-20 s: few pairs, each a few hundred steps
