@@ -63,7 +63,7 @@ abv() {
     # shellcheck disable=SC2086 # the variants are words
     timeout "${ABT:-120}" python3 bench/ab.py --reps "${R}" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 \
         --out "$logs/ab_$name.json" $vars -- "$@" >"$logs/ab_$name.txt" 2>&1
-    { echo "== $name $* (at ${SECONDS}s)"; grep -A15 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
+    { echo "== $name $* (at ${SECONDS}s)"; grep -B1 -A15 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
 # ab NAME CMD...: eager vs this build (vs the old one); abw: with this build's worker off too.
