@@ -47,3 +47,20 @@ garbage_case() { # NAME GARBAGE DEFAULT
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema"]=="libautograph-stats/2"; assert d["counters"]["graphs.replays"]>=1' "$BATS_TEST_TMPDIR/s.json"
     head -1 "$BATS_TEST_TMPDIR/p.agp" | grep -q '^libautograph-profile 1$'
 }
+
+@test "library: CUDA_LAUNCH_BLOCKING=1 keeps it off (launches pass through), with one warning; =0 does not" {
+    run --separate-stderr env LD_PRELOAD="$LIB" CUDA_LAUNCH_BLOCKING=1 AUTOGRAPH_STATS=1 \
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0 "$BUILD/harness/loop8"
+    assert_success
+    assert_output --partial "PASS"
+    assert_equal "$(grep -c '^autograph\[[0-9]*\]: warning:' <<<"$stderr")" 1
+    output="$stderr" assert_output --partial "warning: CUDA_LAUNCH_BLOCKING is set: every launch passes through"
+    [ "$(s launches.cuLaunchKernel)" -ge 8 ]
+    assert_equal "$(s graphs.built)" 0
+    assert_equal "$(s launches.held)" 0
+    run --separate-stderr env LD_PRELOAD="$LIB" CUDA_LAUNCH_BLOCKING=0 AUTOGRAPH_STATS=1 \
+        AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0 "$BUILD/harness/loop8"
+    assert_success
+    output="$stderr" refute_output --partial "warning"
+    [ "$(s graphs.built)" -ge 1 ]
+}

@@ -69,6 +69,13 @@ setup() {
     [ "$(s launches.cuLaunchKernel)" -gt 0 ]
 }
 
+@test "CUDA_LAUNCH_BLOCKING=1: the driver's blocking launches, never held; identical results" {
+    CUDA_LAUNCH_BLOCKING=1 AUTOGRAPH_STATS=1 same_results tiny --iters=100
+    output="$stderr" assert_output --partial "CUDA_LAUNCH_BLOCKING is set"
+    assert_equal "$(s launches.held)" 0
+    [ "$(s launches.cuLaunchKernel)" -gt 0 ]
+}
+
 @test "AUTOGRAPH_MAX_GRAPHS=1 evicts and stays correct" {
     require_app threads
     run_both "$APPS/threads" --iters=100

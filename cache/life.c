@@ -115,6 +115,12 @@ static void prepare(void)
                g_tracing ? "AUTOGRAPH_TRACE (recording a trace)" : "AUTOGRAPH_DISABLE");
         return;
     }
+    if (ag_opt_launch_blocking()) { /* (options.h: why; a debugging run, so said aloud) */
+        set_state(AG_ENGINE_DISABLED);
+        ag_log(AG_LOG_WARN, "CUDA_LAUNCH_BLOCKING is set: every launch passes through, "
+                            "nothing is graphed");
+        return;
+    }
     ag_profile_load();
     if (!ag_tstats)
         ag_stats_thread_block(); /* this thread's counters (usually the first launch's) */

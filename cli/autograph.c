@@ -160,6 +160,9 @@ static int config(int markdown)
             snprintf(cur, sizeof cur, "%s", *raw ? raw : "\"\"");
         printf("%-26s %-10s %-10s %s\n", name, *d->def ? d->def : "\"\"", cur, d->doc);
     }
+    if (ag_opt_launch_blocking())
+        printf("CUDA_LAUNCH_BLOCKING is set: the library stays off (every launch passes "
+               "through)\n");
     return 0;
 }
 

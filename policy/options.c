@@ -239,6 +239,13 @@ static void read_one(int i)
     }
 }
 
+static int g_launch_blocking;
+
+int ag_opt_launch_blocking(void)
+{
+    return g_launch_blocking;
+}
+
 static void load(void)
 {
     /* defaults first */
@@ -256,6 +263,8 @@ static void load(void)
     for (int i = 0; i < AG_OPT_COUNT; i++)
         if (i != AG_OPT_LOG && i != AG_OPT_LOG_FILE)
             read_one(i);
+    const char *lb = getenv("CUDA_LAUNCH_BLOCKING");
+    g_launch_blocking = lb && strtol(lb, NULL, 10) != 0;
     if (atomic_load(&g_announce))
         announce();
     /* release: a reader that sees g_ready sees every value above */

@@ -58,6 +58,12 @@ const char *ag_opt_raw(ag_opt_id id);
 /* Whether the environment value was rejected (the default is in force). */
 int ag_opt_invalid(ag_opt_id id);
 
+/* Whether CUDA_LAUNCH_BLOCKING is on (a nonzero number): the driver then returns from every
+ * launch only once its kernel ran, which a held launch could not honour (a host that reads
+ * mapped memory right after a launch, an error at the very launch that made it), so the engine
+ * stays off. Read with the options. */
+int ag_opt_launch_blocking(void);
+
 /* Reads the environment again (tests and the CLI); warnings are given again. */
 void ag_options_reload(void);
 
