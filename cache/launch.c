@@ -256,7 +256,7 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
      * kernel launched once never pays for it (it can be in no template yet anyway) -- unless a
      * profile may hold it from its very first launch */
     const ag_layout *lay =
-        ag_profile_active() ? ag_layout_get(l->f) : ag_layout_get_seen(l->f, &first);
+        ag_profile_active() ? ag_layout_get(l->f) : ag_layout_get_seen(l->f, st->ctx, &first);
     enum ag_stat why = (l->entry >= AG_ENTRY_EX && l->entry <= AG_ENTRY_EX_PTSZ && !l->config)
                            ? AG_ST_UNG_ATTR
                        : st->sattr /* a stream attribute nodes would not inherit */

@@ -38,8 +38,9 @@ const ag_layout *ag_layout_get(void *f);
 
 /* The same, but a function seen for the first time is only remembered: *first is set and
  * NULL returned. Its layout is probed the next time (a kernel launched once, as in a pipeline
- * that runs once, never pays for the driver's answers). */
-const ag_layout *ag_layout_get_seen(void *f, int *first);
+ * that runs once, never pays for the driver's answers), on the worker in ctx (the launch's
+ * stream's; NULL: the calling thread's current context, asked of the driver). */
+const ag_layout *ag_layout_get_seen(void *f, CUcontext ctx, int *first);
 
 /* The layout of f if the driver was asked already; else NULL, and it is asked (on the worker
  * when there is one, else now, as ag_layout_get). For making templates. */
