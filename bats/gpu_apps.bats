@@ -132,3 +132,34 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     assert_equal "$(field checksum)" "$(plain_field checksum)"
     [ "$(s launches.replayed)" -gt 10000 ] || fail "the steps were not replayed"
 }
+
+@test "Hugging Face Llama sampling (top-k, top-p: the generator's offset an argument every step), dynamic cache, graphed: the same tokens" {
+    # bench/fw_hf_llama.py --sample: the random kernels of every step take the generator's
+    # seed and offset by value, so a replayed step's nodes are updated; the generator is seeded
+    # before each call, so the tokens are the same with and without the library only if every
+    # draw saw its own offset
+    python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null ||
+        skip "no PyTorch with CUDA, or no transformers"
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    run_both python3 "$ROOT/bench/fw_hf_llama.py" --cache=dynamic --sample --iters=4 --warmup=1
+    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field result)" OK
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    [ "$(s launches.replayed)" -gt 1000 ] || fail "the steps were not replayed"
+}
+
+@test "PyTorch inference from two threads, each on its own stream, graphed: the same answers" {
+    # bench/fw_torch_threads.py: two Python threads, own models and streams, sharing the
+    # caching allocator and the GIL; each thread's answers are checked in its own order
+    python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || skip "no PyTorch with CUDA"
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    run_both python3 "$ROOT/bench/fw_torch_threads.py" --iters=200 --warmup=20
+    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field result)" OK
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    [ "$(s launches.replayed)" -gt 1000 ] || fail "nothing much replayed"
+}

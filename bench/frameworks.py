@@ -83,6 +83,9 @@ def workloads(build, quick):
     if _have("cupy"):
         W.append(("F18", "CuPy on the stream-ordered allocator (MemoryAsyncPool) on a non-blocking stream: a wave stencil, energy read back",
                   script("fw_cupy_async.py", "--iters=%d" % (it // 2), "--warmup=50"), False))
+    if _have("torch"):
+        W.append(("F19", "PyTorch inference from 2 host threads, each with its own model and stream, top class read back per request",
+                  script("fw_torch_threads.py", "--iters=%d" % (it // 3), "--warmup=20"), False))
     if _have("jax"):
         W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
                   script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))

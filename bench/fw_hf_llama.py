@@ -11,11 +11,16 @@ preallocates the cache (cache_implementation="static"), so every decode step has
 shapes. --compile=off keeps generate from compiling the forward (transformers compiles it for a
 static cache where it can, with PyTorch's own CUDA graphs: an application that graphs itself,
 which libautograph must leave alone); --compile=auto lets it. One iteration is one generate()
-call; the checksum is that of the generated ids.
+call; the checksum is that of the generated ids. --sample draws the tokens instead (top-k 50,
+top-p 0.9, temperature 0.8; the generator seeded before each call, so a call's tokens do not
+depend on what ran before it): PyTorch's random kernels take the generator's offset as an
+argument that changes every step.
 
   python3 bench/fw_hf_llama.py --cache=static                                  # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_hf_llama.py --cache=static # with libautograph
 """
+
+import time
 
 import fw_common as fw
 
@@ -31,6 +36,9 @@ def main():
     ap.add_argument("--heads", type=int, default=8)
     ap.add_argument("--kv-heads", type=int, default=2)
     ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
+    ap.add_argument("--per-call", action="store_true",
+                    help="also print every generate call's wall time (warm-up calls included)")
     a = ap.parse_args()
     torch, LlamaConfig, LlamaForCausalLM = fw.transformers_or_skip("LlamaConfig",
                                                                    "LlamaForCausalLM")
@@ -45,6 +53,8 @@ def main():
     prompts = torch.randint(0, eos, (4, 1, a.prompt), device="cuda")
     mask = torch.ones(1, a.prompt, dtype=torch.long, device="cuda")
     kw = dict(do_sample=False, max_new_tokens=a.new_tokens, min_new_tokens=a.new_tokens)
+    if a.sample:
+        kw.update(do_sample=True, top_k=50, top_p=0.9, temperature=0.8)
     if a.cache == "static":
         kw["cache_implementation"] = "static"
     if a.compile == "off":
@@ -60,9 +70,17 @@ def main():
             del kw["disable_compile"]
             return model.generate(input_ids=prompts[i % 4], attention_mask=mask, **kw)
 
+    per_call = []
+
     def step(i):
+        if a.sample:
+            torch.manual_seed(1000 + i)
+        t0 = time.perf_counter()
         out = generate(i)
         generated.append(out[0, a.prompt:])
+        if a.per_call:
+            torch.cuda.synchronize()
+            per_call.append((time.perf_counter() - t0) * 1e3)
 
     try:
         step(0)  # (the first call finds out what this transformers takes; counted as warm-up)
@@ -70,6 +88,8 @@ def main():
         fw.skip("this transformers cannot generate so: %s" % e)
     wall, gpu_us = fw.torch_timed(torch, step, max(a.warmup - 1, 0), a.iters)
     generated = generated[-a.iters:]
+    if a.per_call:
+        print("ms per call: %s" % " ".join("%.2f" % t for t in per_call))
     return fw.generate_report(torch, a, generated, wall, gpu_us, step)
 
 
