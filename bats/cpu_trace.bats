@@ -8,7 +8,7 @@
 bats_require_minimum_version 1.5.0
 load harness
 
-setup_file() { harness_require loop8 traceops event fork tracequeue attrchurn; }
+setup_file() { harness_require loop8 traceops event fork tracequeue tracethreads attrchurn; }
 setup() {
     harness_setup
     CLI="$BATS_TEST_DIRNAME/../build/autograph"
@@ -267,6 +267,36 @@ print(c["cache.attr_drops"], c["policy.attr_backoffs"], c["graphs.built"])' "$BA
         *) fail "launch $i: no flag" ;;
         esac
     done
+}
+
+@test "trace: two threads: the recorder's time on one is not taken off the other's wait; a thread's calls never overlap" {
+    # tracethreads: the main thread waits at a sync while a second thread makes 2000 launches,
+    # each with the recorder's own work (GPU events: AUTOGRAPH_TRACE_GPU=1). Taken off every
+    # thread's later timestamps, that work placed the main thread's next call before its wait
+    # had ended
+    rec env AUTOGRAPH_TRACE_GPU=1 "$H/tracethreads" 2000
+    assert_success
+    assert_output --partial "PASS tracethreads"
+    dump "$T"
+    run python3 - "$BATS_TEST_TMPDIR/dump.txt" <<'EOF'
+import re, sys
+call = re.compile(r"^\s+([\d.]+) us\s+\+\s*([\d.]+)\s+tid (\d+)")
+end, bad, n = {}, [], 0
+for line in open(sys.argv[1]):
+    m = call.match(line)
+    if not m:
+        continue
+    t, d, tid = float(m[1]), float(m[2]), m[3]
+    n += 1
+    if tid in end and t < end[tid] - 0.002:  # (the dump's microseconds have 3 decimals)
+        bad.append("%.3f us before its thread's last call ended: %s" % (end[tid] - t, line.strip()))
+    end[tid] = t + d
+print("%d calls, %d threads, %d overlapping" % (n, len(end), len(bad)))
+print("\n".join(bad[:5]))
+sys.exit(1 if bad or len(end) < 2 or n < 2000 else 0)
+EOF
+    echo "$output"
+    assert_success
 }
 
 @test "trace: %p and %h in the path" {

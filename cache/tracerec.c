@@ -58,6 +58,12 @@ static size_t g_len;
 static uint32_t g_seq, g_next_name, g_next_func, g_next_tid;
 static uint64_t g_calls, g_dropped;
 static __thread uint32_t t_tid;
+/* The recorder's time is taken off a thread's later timestamps only where it could have
+ * delayed that thread: not the other threads' recording while this one was inside a driver
+ * call (a sync waiting for the GPU is not delayed by it). t_kept is that part of g_over; t_end
+ * is where the thread's last call ended, in its application time: its next call cannot begin
+ * before (threads recording at once would otherwise take more off than passed). */
+static __thread uint64_t t_kept, t_end;
 static __thread int t_in;        /* inside a recorded call: a driver (or a shim) that calls an
                                   * exported wrapper itself is one call, not two */
 static __thread uint8_t *t_pbuf; /* a launch's packed parameters */
@@ -70,12 +76,21 @@ static inline void over_since(uint64_t from)
     __atomic_fetch_add(&g_over, ag_now_ns() - from, __ATOMIC_RELAXED);
 }
 
-/* A clock reading in the application's time: since t0, less the recorder's own time. */
+/* A clock reading in the application's time: since t0, less the recorder's own time that
+ * could have delayed this thread (above). */
 static inline uint64_t app_ns(uint64_t raw)
 {
-    uint64_t base = __atomic_load_n(&g_t0, __ATOMIC_RELAXED) +
-                    __atomic_load_n(&g_over, __ATOMIC_RELAXED);
+    uint64_t over = __atomic_load_n(&g_over, __ATOMIC_RELAXED);
+    uint64_t base = __atomic_load_n(&g_t0, __ATOMIC_RELAXED) + (over > t_kept ? over - t_kept : 0);
     return raw > base ? raw - base : 0;
+}
+
+/* The driver call that began at t->t ended at raw clock c: what the other threads recorded
+ * meanwhile is kept on this thread's clock, and its next call begins after this one's end. */
+static inline void call_ended(const ag_tr_tok *t, uint64_t c)
+{
+    t_kept += __atomic_load_n(&g_over, __ATOMIC_RELAXED) - t->over_at;
+    t_end = t->t_app + (c - t->t);
 }
 
 static inline uint32_t sat32(uint64_t v)
@@ -491,8 +506,10 @@ static void begin(ag_tr_tok *t, uint64_t a, CUstream s, int ptsz, int has_stream
     if (gpu)
         gpu_begin(t, s);
     t->t = ag_now_ns();
-    __atomic_fetch_add(&g_over, t->t - a, __ATOMIC_RELAXED);
+    t->over_at = __atomic_add_fetch(&g_over, t->t - a, __ATOMIC_RELAXED);
     t->t_app = app_ns(t->t);
+    if (t->t_app < t_end)
+        t->t_app = t_end;
 }
 
 /* Under the lock: the call's record gets its sequence number (and its GPU pair with it). */
@@ -542,6 +559,7 @@ void ag_tr_op_end(ag_tr_tok *t, uint32_t *name_id, const char *name, int cls, CU
 {
     uint64_t c = ag_now_ns();
     t_in = 0;
+    call_ended(t, c);
     int gpu_ok = gpu_end(t, (CUstream)(uintptr_t)t->stream);
     ag_tr_op rec;
     memset(&rec, 0, sizeof rec);
@@ -580,7 +598,8 @@ void ag_tr_init_call(uint64_t t0, uint64_t t1, CUresult r)
         __atomic_store_n(&g_t0, t0, __ATOMIC_RELAXED);
         __atomic_store_n(&g_over, a - t1, __ATOMIC_RELAXED);
     }
-    ag_tr_tok t = { t0, app_ns(t0), 0, -1, 0 };
+    ag_tr_tok t = { .t = t0, .t_app = app_ns(t0), .gpu = -1 };
+    t_end = t.t_app + (t1 - t0);
     ag_tr_op rec;
     memset(&rec, 0, sizeof rec);
     hdr(&rec.h, AG_TR_OP, sizeof rec, t.t_app, 0);
@@ -653,6 +672,7 @@ CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *
     CUresult r = call(l);
     uint64_t c = ag_now_ns();
     t_in = 0;
+    call_ended(&t, c);
     int gpu_ok = gpu_end(&t, l->stream);
     put_call(&rec.h, sizeof rec, AG_TR_LAUNCH, &rec.result, r, &t, c, gpu_ok);
     return r;
@@ -682,6 +702,7 @@ int ag_tr_rec_copy(const ag_copy *op, CUresult *res)
     CUresult r = ag_copy_call(op);
     uint64_t c = ag_now_ns();
     t_in = 0;
+    call_ended(&t, c);
     int gpu_ok = gpu_end(&t, op->stream);
     put_call(&rec.h, sizeof rec, AG_TR_COPY, &rec.result, r, &t, c, gpu_ok);
     *res = r;

@@ -15,7 +15,8 @@
  *
  * Times are the application's view: what the recorder spends itself (its queries, hashing,
  * writes, GPU events) is added to one process-wide sum that is subtracted from every later
- * timestamp. */
+ * timestamp -- of a thread, less what other threads recorded while it was inside a driver
+ * call; and a thread's calls never overlap. */
 #ifndef AG_TRACEREC_H
 #define AG_TRACEREC_H
 
@@ -40,6 +41,7 @@ static inline int ag_tr_active(void)
 typedef struct ag_tr_tok {
     uint64_t t;        /* clock when the driver call began */
     uint64_t t_app;    /* the same, in the application's time (ns since the file's t0) */
+    uint64_t over_at;  /* the recorder's time so far (tracerec.c's g_over), then */
     uint64_t stream;   /* as passed (0 for calls without one) */
     int32_t gpu;       /* GPU timing slot, or -1 */
     uint8_t ptsz;
