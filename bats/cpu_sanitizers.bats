@@ -23,7 +23,7 @@ setup_file() {
     fi
     local f
     for f in libautograph.so fakecuda/libcuda.so.1 harness/selftest harness/stress \
-             harness/ptds harness/legacy harness/spin harness/loop8; do
+             harness/ptds harness/legacy harness/spin harness/loop8 harness/tracethreads; do
         if [ ! -e "$SAN_BUILD/$f" ]; then
             export SAN_MISSING="$SAN_BUILD/$f is not built: run 'make test-sanitizers-short'"
             return 0
@@ -113,6 +113,14 @@ at_least() {
     clean
     assert_output --partial "PASS stress"
     at_least launches.held 1
+}
+
+@test "sanitized: a trace recorded from two threads (the recorder's per-thread state)" {
+    run timeout "${AG_TIMEOUT:-300}" env LD_PRELOAD="$SAN_RUNTIME:$SAN_BUILD/libautograph.so" \
+        AUTOGRAPH_TRACE="$BATS_TEST_TMPDIR/t.agt" AUTOGRAPH_TRACE_GPU=1 "$H/tracethreads" 500
+    clean
+    assert_output --partial "PASS tracethreads"
+    [ -s "$BATS_TEST_TMPDIR/t.agt" ] || fail "no trace written"
 }
 
 @test "sanitized: per-thread default streams of several threads" {

@@ -66,8 +66,6 @@ static __thread uint32_t t_tid;
 static __thread uint64_t t_kept, t_end;
 static __thread int t_in;        /* inside a recorded call: a driver (or a shim) that calls an
                                   * exported wrapper itself is one call, not two */
-static __thread uint8_t *t_pbuf; /* a launch's packed parameters */
-static __thread uint32_t t_pcap;
 
 /* ---- time -------------------------------------------------------------------------------- */
 
@@ -614,23 +612,23 @@ void ag_tr_init_call(uint64_t t0, uint64_t t1, CUresult r)
     over_since(a);
 }
 
-/* The launch's parameters, packed as the engine packs them for holds, hashed. */
+/* The launch's parameters, packed as the engine packs them for holds, hashed. On the stack
+ * when they fit (a buffer kept per thread was never freed when the thread ended). */
 static uint64_t param_hash(const ag_layout *lay, const ag_launch *l, uint32_t *bytes)
 {
     *bytes = 0;
     if (!lay)
         return 0;
-    if (lay->size > t_pcap) {
-        uint8_t *b = realloc(t_pbuf, lay->size);
-        if (!b)
-            return 0;
-        t_pbuf = b;
-        t_pcap = lay->size;
+    uint8_t small[4096];
+    uint8_t *buf = lay->size <= sizeof small ? small : malloc(lay->size);
+    uint64_t h = 0;
+    if (buf && !ag_params_copy(lay, l->params, l->extra, buf)) {
+        *bytes = lay->size;
+        h = ag_hash(buf, lay->size);
     }
-    if (ag_params_copy(lay, l->params, l->extra, t_pbuf))
-        return 0;
-    *bytes = lay->size;
-    return ag_hash(t_pbuf, lay->size);
+    if (buf != small)
+        free(buf);
+    return h;
 }
 
 CUresult ag_tr_rec_launch(const ag_launch *l, CUresult (*call)(const ag_launch *))
