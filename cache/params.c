@@ -446,7 +446,6 @@ const ag_layout *ag_layout_get_seen(void *h, CUcontext ctx, int *first)
     return slow_get(h, epoch, ctx, first);
 }
 
-
 void ag_layout_invalidate(void)
 {
     entry *e, *tmp;
