@@ -56,6 +56,15 @@ setup() { load helpers; }
     assert_line --regexp '^AUTOGRAPH_MAX_NODES +1024 +64 '
 }
 
+@test "autograph config says when CUDA_LAUNCH_BLOCKING keeps the library off" {
+    run env CUDA_LAUNCH_BLOCKING=1 "$CLI" config
+    assert_success
+    assert_line "CUDA_LAUNCH_BLOCKING is set: the library stays off (every launch passes through)"
+    run env CUDA_LAUNCH_BLOCKING=0 "$CLI" config
+    assert_success
+    refute_output --partial "CUDA_LAUNCH_BLOCKING"
+}
+
 # Every option: a valid value is taken silently; a garbage one gives exactly one warning naming
 # the variable and the default, and the default is used. The line starts "autograph[PID]: ".
 pid_of_warning() { sed -n 's/^autograph\[\([0-9]*\)\]: .*/\1/p' <<<"$stderr" | head -1; }
