@@ -241,11 +241,6 @@ static void read_one(int i)
 
 static int g_launch_blocking;
 
-int ag_opt_launch_blocking(void)
-{
-    return g_launch_blocking;
-}
-
 static void load(void)
 {
     /* defaults first */
@@ -293,6 +288,12 @@ const char *ag_opt_raw(ag_opt_id id)
 {
     ensure();
     return g_val[id].raw;
+}
+
+int ag_opt_launch_blocking(void)
+{
+    ensure();
+    return g_launch_blocking;
 }
 
 int ag_opt_invalid(ag_opt_id id)
