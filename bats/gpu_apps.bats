@@ -41,6 +41,22 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     seen_through $entries
 }
 
+# graphed_same MIN WHAT SCRIPT ARGS...: bench/SCRIPT run without and with the library, graphing
+# on (AUTOGRAPH_BENEFIT=always): both succeed with result OK and the same checksum, and more than
+# MIN launches were replayed (WHAT: the failure's words otherwise).
+graphed_same() {
+    local min=$1 what=$2 script=$3
+    shift 3
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
+    run_both python3 "$ROOT/bench/$script" "$@"
+    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
+    assert_equal "$plain_status" 0
+    assert_success
+    assert_equal "$(field result)" OK
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    [ "$(s launches.replayed)" -gt "$min" ] || fail "$what"
+}
+
 @test "tiny, static cudart, <<<>>>" { intercept cuLaunchKernel tiny --iters=200; }
 @test "tiny, shared cudart" { intercept cuLaunchKernel tiny-shared --iters=200; }
 @test "tiny, cudaLaunchKernel" { intercept cuLaunchKernel tiny --iters=200 --api=launchkernel; }
@@ -107,13 +123,7 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     # on a non-blocking stream; the allocations no longer cut its sequences, the frees still
     # send what is held first -- the checksum (every iteration's energy) shows a late one
     python3 -c 'import cupy; assert cupy.cuda.runtime.getDeviceCount() > 0' 2>/dev/null || skip "no CuPy with CUDA"
-    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
-    run_both python3 "$ROOT/bench/fw_cupy_async.py" --iters=300 --warmup=20
-    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
-    assert_equal "$plain_status" 0
-    assert_success
-    assert_equal "$(field checksum)" "$(plain_field checksum)"
-    [ "$(s launches.replayed)" -gt 0 ] || fail "nothing replayed"
+    graphed_same 0 "nothing replayed" fw_cupy_async.py --iters=300 --warmup=20
 }
 
 @test "Hugging Face Llama decode, static cache: the step graphed (its copy grows a byte a token), the same tokens" {
@@ -123,14 +133,7 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     # checksum is that of every generated id
     python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null ||
         skip "no PyTorch with CUDA, or no transformers"
-    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
-    run_both python3 "$ROOT/bench/fw_hf_llama.py" --cache=static --iters=4 --warmup=1
-    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
-    assert_equal "$plain_status" 0
-    assert_success
-    assert_equal "$(field result)" OK
-    assert_equal "$(field checksum)" "$(plain_field checksum)"
-    [ "$(s launches.replayed)" -gt 10000 ] || fail "the steps were not replayed"
+    graphed_same 10000 "the steps were not replayed" fw_hf_llama.py --cache=static --iters=4 --warmup=1
 }
 
 @test "Hugging Face Llama sampling (top-k, top-p: the generator's offset an argument every step), dynamic cache, graphed: the same tokens" {
@@ -140,26 +143,12 @@ intercept() { # ENTRIES APP ARGS...: same results, every launch seen through ENT
     # draw saw its own offset
     python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null ||
         skip "no PyTorch with CUDA, or no transformers"
-    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
-    run_both python3 "$ROOT/bench/fw_hf_llama.py" --cache=dynamic --sample --iters=4 --warmup=1
-    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
-    assert_equal "$plain_status" 0
-    assert_success
-    assert_equal "$(field result)" OK
-    assert_equal "$(field checksum)" "$(plain_field checksum)"
-    [ "$(s launches.replayed)" -gt 1000 ] || fail "the steps were not replayed"
+    graphed_same 1000 "the steps were not replayed" fw_hf_llama.py --cache=dynamic --sample --iters=4 --warmup=1
 }
 
 @test "PyTorch inference from two threads, each on its own stream, graphed: the same answers" {
     # bench/fw_torch_threads.py: two Python threads, own models and streams, sharing the
     # caching allocator and the GIL; each thread's answers are checked in its own order
     python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || skip "no PyTorch with CUDA"
-    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always
-    run_both python3 "$ROOT/bench/fw_torch_threads.py" --iters=200 --warmup=20
-    printf '%s\n' "$plain_output" "---" "$output" "$stderr"
-    assert_equal "$plain_status" 0
-    assert_success
-    assert_equal "$(field result)" OK
-    assert_equal "$(field checksum)" "$(plain_field checksum)"
-    [ "$(s launches.replayed)" -gt 1000 ] || fail "nothing much replayed"
+    graphed_same 1000 "nothing much replayed" fw_torch_threads.py --iters=200 --warmup=20
 }
