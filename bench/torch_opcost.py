@@ -4,9 +4,9 @@
 What interception alone costs a framework shows here first: each kind runs N times in a loop
 after a warm-up, with a device sync only at its end (kinds that sync do so themselves), and its
 mean wall time per operation is printed, "us per op KIND: X". Kinds:
-  add     a.add_(1.0) on a 16-element tensor: one kernel launch (cudaLaunchKernel)
+  add     x.add_(1.0) on a 16-element tensor x: one kernel launch (cudaLaunchKernel)
   mm      a 16x16 fp16 matmul into a preallocated output: cuBLAS (cuLaunchKernelEx)
-  item    b.sum().item(): a launch, an 8-byte device-to-host copy and a stream sync
+  item    x.sum().item(): a launch, an 8-byte device-to-host copy and a stream sync
   alloc   torch.empty(1024) dropped at once: the caching allocator, no driver call
 Run it as it is, with LD_PRELOAD=build/libautograph.so, and with AUTOGRAPH_DISABLE=1 too, in
 alternating processes (bench/ab.py cannot: several numbers per run).

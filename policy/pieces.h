@@ -19,10 +19,11 @@
  * it would cost more than the GPU could start early. No piece is held for longer than a quarter
  * of MAX_HOLD_US at the mean host time per launch: a host's time comes in bursts (a Python
  * decode step's 57-launch windows, half of MAX_HOLD_US at the mean, took 2.8 ms, more than all
- * of it, one time in ten), and a hold that outlasts MAX_HOLD_US is flushed eagerly. Pieces are only for a GPU that would otherwise wait for the host: where it is
- * still busy with earlier work when a hold begins (`queued`: a loop whose host runs ahead),
- * holding delays nothing on it, and each extra piece only adds a graph launch (its host cost
- * and the GPU's gap between graphs), so the sequence is one piece.
+ * of it, one time in ten), and a hold that outlasts MAX_HOLD_US is flushed eagerly. Pieces are
+ * only for a GPU that would otherwise wait for the host: where it is still busy with earlier
+ * work when a hold begins (`queued`: a loop whose host runs ahead), holding delays nothing on
+ * it, and each extra piece only adds a graph launch (its host cost and the GPU's gap between
+ * graphs), so the sequence is one piece.
  *
  * Pure arithmetic on measured costs: no clocks, no CUDA. */
 #ifndef AG_PIECES_H
