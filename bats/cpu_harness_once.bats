@@ -24,6 +24,20 @@ setup() { harness_setup; }
     [ "$(fc ctx_current_gets)" -le 9 ] || fail "cuCtxGetCurrent asked $(fc ctx_current_gets) times"
 }
 
+@test "once: a function whose layout probe is awaited is not looked up in the shared table at every launch" {
+    # 300 sgemm: the two kernels' probes wait for the worker (woken at a wait, and the region
+    # has none) through all of the learning launches; each thread caches the placeholder, so the
+    # table (and its lock) is asked twice per function: at its first and second sighting (64
+    # lookups for 66 learning launches without that cache)
+    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 AUTOGRAPH_WORKER=1 \
+        "$H/once" 300
+    assert_success
+    assert_output --partial "PASS once"
+    at_least fate.eager_learning 60
+    [ "$(stat layouts.table_lookups)" -le 4 ] ||
+        fail "the layout table was asked $(stat layouts.table_lookups) times"
+}
+
 @test "once: a stream's attributes are asked of the driver only once some stream's were set" {
     # streams are made without a window or domain: until cuStreamSetAttribute or
     # cuStreamCopyAttributes is called, a state's first learning launch asks nothing (stream.c)

@@ -21,6 +21,9 @@ Rows (tests/harness programs, with the library preloaded):
   held       loop8 400, AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0
              AUTOGRAPH_MAX_HOLD_US=10000000: held and matched, replayed as graphs (the graph
              launches' driver cost taken off)
+  once       once 30: G2's calls (31 sgemm of two kernels on the legacy stream, the last 30 timed
+             once): a few learning launches whose functions' layout probes wait for the worker,
+             then launches passed while learning rests
   updated    bigparams 200, the same settings: a CNN-like forward of 36 launches, 12 with a
              1720-byte argument block that never changes, 24 whose pointers change every
              iteration: held, and the replayed graph brought up to date (node by node or whole).
@@ -50,6 +53,7 @@ ROWS = {
     "learning": (["loop8", "200"], 200 * 8, {"AUTOGRAPH_MIN_REPEATS": "1000000"}),
     "held": (["loop8", "400"], 400 * 8, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
                                          "AUTOGRAPH_WORKER": "0", "AUTOGRAPH_MAX_HOLD_US": HOLD}),
+    "once": (["once", "30"], 31 * 2, {"AUTOGRAPH_WORKER": "1"}),
     "updated": (["bigparams", "200"], 200 * 36, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
                                                  "AUTOGRAPH_WORKER": "0", "AUTOGRAPH_MAX_HOLD_US": HOLD}),
 }

@@ -27,6 +27,8 @@ typedef struct entry {
     uint8_t asked;           /* its probe is queued for the worker (ag_layout_async) */
     uint8_t failed;          /* the worker's probe found no layout: none ever (launches pass) */
     uint8_t waiting;         /* sightings since its probe was queued (ag_layout_async) */
+    struct entry *replaced;  /* a placeholder's probed entry, once made (probe; read without
+                              * g_lock by the threads' caches of the placeholder) */
     UT_hash_handle hh;
 } entry;
 
@@ -71,6 +73,10 @@ static atomic_int g_kernel_hint;
 static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_uint g_epoch = 1;
 
+/* A function whose probe the worker has not made yet is cached too, under its handle tagged
+ * (awaiting(), never a handle: they are aligned) with lay its placeholder's: its learning
+ * launches -- all of a short region's, as G2's 30 sgemm timed once -- would otherwise each take
+ * g_lock to find the placeholder again (~200 instructions). */
 #define TCACHE 32
 static __thread struct {
     void *handle;
@@ -78,10 +84,29 @@ static __thread struct {
     unsigned epoch;
 } t_cache[TCACHE] __attribute__((tls_model("initial-exec")));
 
+static inline void *awaiting(void *h) { return (void *)((uintptr_t)h | 1); }
+_Static_assert(offsetof(entry, lay) == 0, "a cached placeholder is found from its layout");
+
 static inline unsigned slot(void *h)
 {
     uintptr_t x = (uintptr_t)h;
     return (unsigned)((x >> 4) ^ (x >> 12)) & (TCACHE - 1);
+}
+
+static void cache_lay(void *h, const ag_layout *lay, unsigned epoch)
+{
+    unsigned i = slot(h);
+    t_cache[i].handle = h;
+    t_cache[i].lay = lay;
+    t_cache[i].epoch = epoch;
+}
+
+static void cache_wait(void *h, entry *w, unsigned epoch)
+{
+    unsigned i = slot(h);
+    t_cache[i].handle = awaiting(h);
+    t_cache[i].lay = &w->lay;
+    t_cache[i].epoch = epoch;
 }
 
 static int query(void *h, ag_layout *out)
@@ -221,15 +246,19 @@ static entry *probe(void *h)
     atomic_store_explicit(&g_kernel_hint, n->lay.is_kernel, memory_order_relaxed);
     pthread_rwlock_wrlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
+    entry *placeholder = NULL;
     if (e && !e->probed) { /* the placeholder goes where retired entries go */
         HASH_DEL(g_table, e);
         e->hh.next = g_retired;
         g_retired = e;
+        placeholder = e;
         e = NULL;
     }
     if (!e) {
         join_class(n);
         HASH_ADD_PTR(g_table, lay.handle, n);
+        if (placeholder) /* (n complete: the caches read it through this) */
+            __atomic_store_n(&placeholder->replaced, n, __ATOMIC_RELEASE);
         e = n;
         n = NULL;
     }
@@ -255,7 +284,7 @@ static void ask(void *h, CUcontext ctx)
     pthread_rwlock_wrlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     if (e && !e->probed && !e->asked && g_npending < PENDING) {
-        __atomic_store_n(&e->asked, 1, __ATOMIC_RELAXED); /* (read unlocked by slow_get) */
+        __atomic_store_n(&e->asked, 1, __ATOMIC_RELAXED); /* (read unlocked: slow_get, awaited_get) */
         g_pending[g_npending].h = h;
         g_pending[g_npending++].ctx = ctx;
         queued = 1;
@@ -321,6 +350,7 @@ static int named_like_a_class(void *h)
 static const ag_layout *slow_get(void *h, unsigned epoch, CUcontext ctx, int *first)
 {
     entry *e;
+    ag_stat_inc(AG_ST_LAYOUT_LOCKED);
     pthread_rwlock_rdlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     pthread_rwlock_unlock(&g_lock);
@@ -333,25 +363,45 @@ static const ag_layout *slow_get(void *h, unsigned epoch, CUcontext ctx, int *fi
         return NULL;
     }
     if (!e || !e->probed) {
-        if (first && e && __atomic_load_n(&e->failed, __ATOMIC_RELAXED))
+        if (first && e && __atomic_load_n(&e->failed, __ATOMIC_RELAXED)) {
+            cache_wait(h, e, epoch);
             return NULL; /* (the worker found none: as the driver's answer here) */
+        }
         if (first && e && __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE)) {
             /* the second sighting: the worker asks the driver */
             if (!__atomic_load_n(&e->asked, __ATOMIC_RELAXED))
                 ask(h, ctx);
             else
                 seen_waiting(e);
+            cache_wait(h, e, epoch);
             *first = 1;
             return NULL;
         }
         if (!(e = probe(h)))
             return NULL;
     }
-    unsigned i = slot(h);
-    t_cache[i].handle = h;
-    t_cache[i].lay = &e->lay;
-    t_cache[i].epoch = epoch;
+    cache_lay(h, &e->lay, epoch);
     return &e->lay;
+}
+
+/* A cached placeholder (see t_cache): what slow_get would answer, without g_lock while the
+ * probe is queued, or has been made (the placeholder replaced) or has failed. */
+static const ag_layout *awaited_get(void *h, entry *w, unsigned epoch, CUcontext ctx,
+                                    int *first)
+{
+    entry *r = __atomic_load_n(&w->replaced, __ATOMIC_ACQUIRE);
+    if (r) {
+        cache_lay(h, &r->lay, epoch);
+        return &r->lay;
+    }
+    if (__atomic_load_n(&w->failed, __ATOMIC_RELAXED))
+        return NULL;
+    if (__atomic_load_n(&w->asked, __ATOMIC_RELAXED) && __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE)) {
+        seen_waiting(w);
+        *first = 1;
+        return NULL;
+    }
+    return slow_get(h, epoch, ctx, first);
 }
 
 const ag_layout *ag_layout_get(void *h)
@@ -443,6 +493,8 @@ const ag_layout *ag_layout_get_seen(void *h, CUcontext ctx, int *first)
     *first = 0;
     if (t_cache[i].handle == h && t_cache[i].epoch == epoch)
         return t_cache[i].lay;
+    if (t_cache[i].handle == awaiting(h) && t_cache[i].epoch == epoch)
+        return awaited_get(h, (entry *)t_cache[i].lay, epoch, ctx, first); /* (lay: first) */
     return slow_get(h, epoch, ctx, first);
 }
 

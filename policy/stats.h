@@ -102,6 +102,9 @@
                                                  "no wait for the GPU in 32 sightings")        \
     X(LAYOUT_AT_FIRST, "layouts.at_first_launch", "functions probed at their first "       \
                                                    "launch: named as a class already probed")  \
+    X(LAYOUT_LOCKED, "layouts.table_lookups", "layout lookups in the shared table: a "      \
+                                              "function's first sightings on a thread, not "   \
+                                              "every launch while its probe is awaited")       \
     X(COPY_HELD, "copies.held", "of launches.held: async memsets and copies (not launches)")   \
     X(COPY_REPLAYED, "copies.replayed", "of launches.replayed: memsets and copies")            \
     X(COPY_FLUSHED, "copies.flushed_eager", "of launches.flushed_eager: memsets and copies")   \
