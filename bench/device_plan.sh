@@ -15,10 +15,11 @@
 #   goals   issues 20/21's sample-app rows, paired with the program's own graph where it has one
 #           (hand = arg=--mode=graph): C1 C2 G2 P1(64, 256) P3 S1 S2 D1 (and read-backs as
 #           nodes) P4c; about 7 minutes
-#   goalsfw1, goalsfw2
+#   goalsfw1, goalsfw2, goalsfw20
 #           the framework rows the same way, the library's stats kept (AUTOGRAPH_STATS) for
-#           `autograph report`: F7 F4 F1, then F6 F14 F13 F2; about 8 and 9 minutes (one call
-#           each; FWSCALE=80 gives each row 80% of its time limit)
+#           `autograph report`: F7 F4 F1, then F6 F14 F13 F2, or issue 20's own (F1 F6 F15d);
+#           about 8, 9 and 8 minutes (one call each; FWSCALE=80 gives each row 80% of its
+#           time limit)
 #   old     a row against older builds (scripts/old-builds.sh puts them in .old/; carry .old):
 #           OLDCMD="the command" [OLDT=seconds, default 500] -- eager, this build and every
 #           .old/*.so, paired (the tenth session's G2 run 4 was this, by hand)
@@ -37,7 +38,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|old|harm|multi|multiab|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|old|harm|multi|multiab|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -112,7 +113,7 @@ harm)
         LD_PRELOAD=build/selftime/libautograph.so $K/cublas_once 2>&1 | grep -E "time_us|selftime"
     done >>"$top/summary.txt" 2>&1
     ;;
-goalsfw1 | goalsfw2)
+goalsfw1 | goalsfw2 | goalsfw20)
     # a repetition (every variant once) of a Python row takes 10-20 s, but a fresh machine's
     # first one over a minute (imports from a cold page cache: run 2 of the tenth session cut
     # four rows after one repetition); the limits below hold about 10 once warm
@@ -120,7 +121,12 @@ goalsfw1 | goalsfw2)
     N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
     # FWSCALE (percent, default 100) scales every row's time limit, to fit beside other parts
     fw() { local n=$1 v=$2; shift 2; ABT=$(( ${T:-60} * ${FWSCALE:-100} / 100 )) R=10 abv "$n" "$(printf "$v" "$n")" python3 "$@"; }
-    if [ "$part" = goalsfw1 ]; then
+    if [ "$part" = goalsfw20 ]; then
+        rows="F1 F6 F15d"
+        T=110 fw F1 "$H" bench/fw_torch_transformer.py --iters=250 --warmup=50
+        T=175 fw F6 "$H" bench/fw_torch_compile.py --iters=60 --warmup=20
+        T=170 fw F15d "$N" bench/fw_hf_llama.py --cache=dynamic --iters=6 --warmup=1
+    elif [ "$part" = goalsfw1 ]; then
         rows="F7 F4 F1"
         T=180 fw F7 "$H" bench/fw_cnn.py --iters=60 --warmup=20
         T=175 fw F4 "$N" bench/fw_hf_gpt2.py --iters=20 --warmup=3
