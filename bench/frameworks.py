@@ -126,14 +126,28 @@ def saving_share(eager_us, ours_us, ceil):
 def launches_per_iter(cmd, stats_files):
     """Kernel launches per iteration from the library's stats files (AUTOGRAPH_STATS, one per
     process) of runs of `cmd` (its --iters and --warmup): every launch of the process over its
-    iterations, so a little more than the loop's own (the model's set-up launches too)."""
-    n = 0
+    iterations, so a little more than the loop's own (the model's set-up launches too). A file
+    without launches is another process's (torch.compile's compile workers inherit the preload
+    and write one each): left out, or F6's launches per iteration came out halved."""
+    counts = []
     for p in stats_files:
         with open(p) as f:
             c = json.load(f)["counters"]
-        n += sum(v for k, v in c.items() if k.startswith("launches.cuLaunch"))
+        counts.append(sum(v for k, v in c.items() if k.startswith("launches.cuLaunch")))
     it = sum(int(a.split("=", 1)[1]) for a in cmd if a.startswith(("--iters=", "--warmup=")))
-    return n / len(stats_files) / it if stats_files and it else 0.0
+    return per_iter(counts, it)
+
+
+def per_iter(counts, iters):
+    """Mean launches per iteration of the processes that launched (counts: one per process).
+
+    >>> per_iter([700, 0, 660, 0], 10)
+    68.0
+    >>> per_iter([0, 0], 10), per_iter([], 10), per_iter([5], 0)
+    (0.0, 0.0, 0.0)
+    """
+    ran = [n for n in counts if n]
+    return sum(ran) / len(ran) / iters if ran and iters else 0.0
 
 
 def goal(ab_json, launches, eager_launch_us, held_launch_us):
