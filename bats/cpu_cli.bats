@@ -138,6 +138,24 @@ option_case() { # name valid garbage default
     assert_line --regexp '^hand +4\.00 .* 2\.000x \(2\.000-2\.000\)$'
 }
 
+@test "bench/ab.py: host_calib_us pairs each process's own host speed, and the times over it" {
+    local app="$BATS_TEST_TMPDIR/app.sh"
+    # variant b's process runs twice as slow on the host (F=2): time and calibration both double
+    printf '#!/bin/sh\nf=${F:-1}\necho "time_us_per_iter: $((8*f))"\necho "host_calib_us: $((100*f)).0"\necho "checksum: 1"\necho "result: OK"\n' >"$app"
+    chmod +x "$app"
+    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 3 --out "$BATS_TEST_TMPDIR/ab.json" \
+        a=F=1 b=F=2 -- "$app"
+    assert_success
+    assert_line --regexp '^b +16\.00 .* 0\.500x \(0\.500-0\.500\)$'
+    assert_line --regexp '^b +200\.0  0\.500x \(0\.500-0\.500\) +1\.000x \(1\.000-1\.000\)$'
+    [ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["calib_us"]["b"], d["rows"][1]["calibrated_geomean"])' "$BATS_TEST_TMPDIR/ab.json")" = "[200.0, 200.0, 200.0] 1.0" ]
+    # an app that prints no calibration: no second table
+    printf '#!/bin/sh\necho "time_us_per_iter: 8"\necho "checksum: 1"\necho "result: OK"\n' >"$app"
+    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 2 a= b=X=1 -- "$app"
+    assert_success
+    refute_output --partial "host_calib_us"
+}
+
 @test "bench/pool.py: two variants' paired ratio per ab.py file and pooled over them" {
     local d="$BATS_TEST_TMPDIR"
     mkdir -p "$d/r1" "$d/r2"

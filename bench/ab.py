@@ -17,6 +17,12 @@ ENV=VALUE settings; the first variant is the reference of the ratios.
 
 The app must print `time_us_per_iter:` and `result: OK` (the sample apps do); checksums must
 agree across variants. --out FILE writes every sample as JSON.
+
+Where every run also printed `host_calib_us:` (the framework rows: bench/fw_common.py, a fixed
+pure-Python loop timed in the same process), a second table pairs the variants' calibrations
+(a variant that slows the process's own host shows there) and the times over them: the paired
+ratio with each process's own host speed taken out (the GPU machine's processes run at one of
+two speeds, whatever the variant).
 """
 import argparse
 import json
@@ -26,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import ROOT, cpu_set, paired_ratio, run  # noqa: E402
+from run import ROOT, cpu_set, paired_ratio, run_lines  # noqa: E402
 
 
 def parse_variant(spec):
@@ -65,6 +71,7 @@ def main():
     cmd = sys.argv[cut + 1:]
     V = [parse_variant(v) for v in a.variants]
     times = {n: [] for n, _, _, _ in V}
+    calib = {n: [] for n, _, _, _ in V}
     sums = {}
     cpus = cpu_set(a.cpus) if a.cpus else None
     start, longest, done = time.monotonic(), 0.0, 0
@@ -74,10 +81,13 @@ def main():
             print("# deadline: %d of %d repetitions" % (done, a.reps), file=sys.stderr)
             break
         for name, env, pre, args in V[rep % len(V):] + V[:rep % len(V)]:
-            t, ck, _ = run(cmd + args, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
-            if t is None:
+            r, _ = run_lines(cmd + args, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
+            if r is None:
                 sys.exit("ab.py: %s: the app's graph mode is unsupported here" % name)
+            t, ck = float(r["time_us_per_iter"]), r.get("checksum")
             times[name].append(t)
+            if "host_calib_us" in r:
+                calib[name].append(float(r["host_calib_us"]))
             sums.setdefault("first", ck)
             if ck != sums["first"]:
                 sys.exit("ab.py: checksum of %s differs: %s vs %s" % (name, ck, sums["first"]))
@@ -100,10 +110,27 @@ def main():
         rows.append(row)
         print("%-16s %10.2f %10.2f %10.2f %11.3fx  %.3fx (%.3f-%.3f)" % (
             name, row["median_us"], row["min_us"], row["max_us"], row["speedup"], geo, lo, hi))
+    calibrated = all(len(calib[n]) == len(times[n]) > 0 for n in times)
+    if calibrated:
+        print("# each process's host speed (host_calib_us) paired, and the times over it")
+        print("%-16s %10s  %-28s  %s" % ("variant", "calib_us", "calib ref/variant, 95% CI",
+                                          "calibrated ref/variant, 95% CI"))
+        per = {n: [t / c for t, c in zip(times[n], calib[n])] for n in times}
+        for row in rows:
+            name = row["variant"]
+            cg, clo, chi = paired_ratio(calib[ref], calib[name])
+            g, lo, hi = paired_ratio(per[ref], per[name])
+            row.update({"calib_median_us": statistics.median(calib[name]), "calib_paired": cg,
+                        "calib_ci95": [clo, chi], "calibrated_geomean": g,
+                        "calibrated_ci95": [lo, hi]})
+            print("%-16s %10.1f  %.3fx (%.3f-%.3f)%9s  %.3fx (%.3f-%.3f)" % (
+                name, row["calib_median_us"], cg, clo, chi, "", g, lo, hi))
     if a.out:
+        out = {"cmd": cmd, "reps": done, "cpus": a.cpus, "rows": rows, "times_us": times}
+        if calibrated:
+            out["calib_us"] = calib
         with open(a.out, "w") as f:
-            json.dump({"cmd": cmd, "reps": done, "cpus": a.cpus, "rows": rows, "times_us": times},
-                      f, indent=1)
+            json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

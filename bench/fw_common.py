@@ -3,12 +3,14 @@ exit, and the result lines that bench/run.py and bench/ab.py parse (the same as 
 and the sample apps': launches, checksum, time_us_per_iter, result), plus two lines for people:
 "gpu us per iteration" (CUDA events around the timed loop) and, with --count-launches,
 "launches per iteration" (PyTorch only, counted by torch.profiler after the timed loop, so the
-timing and the checksum never include the profiler)."""
+timing and the checksum never include the profiler). "host_calib_us" is the process's own host
+speed (host_calib_us below), for bench/ab.py."""
 import argparse
 import hashlib
 import math
 import struct
 import sys
+import time
 
 SKIP = 77  # "not run here": no CUDA device or no framework; callers tell it from a failure
 
@@ -221,10 +223,28 @@ def torch_count_launches(torch, step, first, n):
     return kernels / n, copies / n
 
 
+def host_calib_us(rounds=7, n=20000):
+    """The host's speed as this process sees it: the least time, in us, of a fixed pure-Python
+    loop (no CUDA, no framework). On the GPU machine a whole process runs at one of two speeds
+    (F6 eager 714-773 or 1171-1305 us a forward; `torch.empty` 2.2-2.9 or 4.0-4.7 us), whatever
+    the variant: bench/ab.py pairs this with the row's time, to tell the process's speed from
+    the library's effect."""
+    best = None
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        d = {}
+        for i in range(n):
+            d[i & 255] = [i, i]
+        t = time.perf_counter() - t0
+        best = t if best is None or t < best else best
+    return best * 1e6
+
+
 def report(digest, wall_s, iters, gpu_us=None, ok=True, counted=None):
     """Prints the result lines; returns the exit status. counted: (kernels, copies) per
     iteration, or None."""
     print("launches: unknown")
+    print("host_calib_us: %.1f" % host_calib_us())
     if counted is not None:
         print("launches per iteration: %.1f kernels, %.1f copies/memsets" % counted)
     print("checksum: %s" % digest)

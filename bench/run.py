@@ -127,6 +127,15 @@ def run(cmd, env_extra, preload, lib, cpus=None):
     """One run of a sample app: its time per iteration, checksum and stderr; exits on failure.
     (None, None, stderr) when the app's graph mode printed "graph: unsupported (...)".
     Without the caller's LD_PRELOAD and AUTOGRAPH_* settings; pinned to `cpus` if given."""
+    r, err = run_lines(cmd, env_extra, preload, lib, cpus)
+    if r is None:
+        return None, None, err
+    return float(r["time_us_per_iter"]), r.get("checksum"), err
+
+
+def run_lines(cmd, env_extra, preload, lib, cpus=None):
+    """run's, but every "key: value" line the app printed (parse), and stderr; (None, stderr)
+    when its graph mode is unsupported."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     for k in list(env):
@@ -139,10 +148,10 @@ def run(cmd, env_extra, preload, lib, cpus=None):
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
     r = parse(p.stdout)
     if p.returncode == 0 and unsupported(r):
-        return None, None, p.stderr
+        return None, p.stderr
     if p.returncode != 0 or r.get("result") != "OK":
         sys.exit("FAILED: %s (exit %d)\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout, p.stderr))
-    return float(r["time_us_per_iter"]), r.get("checksum"), p.stderr
+    return r, p.stderr
 
 
 def paired_ratio(eager, other):
