@@ -81,7 +81,8 @@ def main():
             print("# deadline: %d of %d repetitions" % (done, a.reps), file=sys.stderr)
             break
         for name, env, pre, args in V[rep % len(V):] + V[:rep % len(V)]:
-            r, _ = run_lines(cmd + args, env, bool(pre), pre if isinstance(pre, str) else a.lib, cpus)
+            lib = pre if isinstance(pre, str) else a.lib
+            r, _ = run_lines(cmd + args, env, bool(pre), lib, cpus)
             if r is None:
                 sys.exit("ab.py: %s: the app's graph mode is unsupported here" % name)
             t, ck = float(r["time_us_per_iter"]), r.get("checksum")

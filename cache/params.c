@@ -284,7 +284,7 @@ static void ask(void *h, CUcontext ctx)
     pthread_rwlock_wrlock(&g_lock);
     HASH_FIND_PTR(g_table, &h, e);
     if (e && !e->probed && !e->asked && g_npending < PENDING) {
-        __atomic_store_n(&e->asked, 1, __ATOMIC_RELAXED); /* (read unlocked: slow_get, awaited_get) */
+        __atomic_store_n(&e->asked, 1, __ATOMIC_RELAXED); /* (read unlocked) */
         g_pending[g_npending].h = h;
         g_pending[g_npending++].ctx = ctx;
         queued = 1;
@@ -396,7 +396,8 @@ static const ag_layout *awaited_get(void *h, entry *w, unsigned epoch, CUcontext
     }
     if (__atomic_load_n(&w->failed, __ATOMIC_RELAXED))
         return NULL;
-    if (__atomic_load_n(&w->asked, __ATOMIC_RELAXED) && __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&w->asked, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE)) {
         seen_waiting(w);
         *first = 1;
         return NULL;
