@@ -149,11 +149,21 @@ option_case() { # name valid garbage default
     assert_line --regexp '^b +16\.00 .* 0\.500x \(0\.500-0\.500\)$'
     assert_line --regexp '^b +200\.0  0\.500x \(0\.500-0\.500\) +1\.000x \(1\.000-1\.000\)$'
     [ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["calib_us"]["b"], d["rows"][1]["calibrated_geomean"])' "$BATS_TEST_TMPDIR/ab.json")" = "[200.0, 200.0, 200.0] 1.0" ]
+    # pool.py pools the same calibrated ratios
+    run python3 "$BATS_TEST_DIRNAME/../bench/pool.py" --calibrated --ref a --variant b \
+        "$BATS_TEST_TMPDIR/ab.json" "$BATS_TEST_TMPDIR/ab.json"
+    assert_success
+    assert_line --regexp '^pooled +6  1\.000x \(1\.000-1\.000\)$'
     # an app that prints no calibration: no second table
     printf '#!/bin/sh\necho "time_us_per_iter: 8"\necho "checksum: 1"\necho "result: OK"\n' >"$app"
-    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 2 a= b=X=1 -- "$app"
+    run python3 "$BATS_TEST_DIRNAME/../bench/ab.py" --reps 2 --out "$BATS_TEST_TMPDIR/ab2.json" \
+        a= b=X=1 -- "$app"
     assert_success
     refute_output --partial "host_calib_us"
+    run python3 "$BATS_TEST_DIRNAME/../bench/pool.py" --calibrated --ref a --variant b \
+        "$BATS_TEST_TMPDIR/ab2.json"
+    assert_failure
+    assert_output --partial "has no calib_us"
 }
 
 @test "bench/pool.py: two variants' paired ratio per ab.py file and pooled over them" {

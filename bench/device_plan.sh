@@ -30,6 +30,8 @@
 #   multiab on a two-GPU kind: paired rows, eager vs this build: M1 kernels/multigpu (peer
 #           copies, then a host-side combine), M2 bench/fw_ddp.py (torchrun, 2 ranks, NCCL;
 #           stats kept for `autograph report`); about 6 minutes
+#   f6      F6 (torch.compile) eager, this build and interception alone, each process's host
+#           speed paired (bench/fw_common.py's host_calib_us); 7 minutes after the build
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -38,7 +40,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|old|harm|multi|multiab|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|old|harm|multi|multiab|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -145,6 +147,13 @@ goalsfw1 | goalsfw2 | goalsfw20)
         { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"
           python3 bench/frameworks.py --goal "$logs/ab_$n.json" "$@"; } >>"$top/summary.txt" 2>&1
     done
+    ;;
+f6)
+    # whether the library's F6 processes run at the host's slow speed more often than eager
+    # ones (twenty-third session: 7 of 8 against 3 of 8): interception alone beside, each
+    # process's host speed paired (host_calib_us); ~90 s a repetition, 4 or 5 in one call
+    R=${REPS:-12} ABT=${F6T:-420} abv F6 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_F6.%p.json off=preload,AUTOGRAPH_DISABLE=1" \
+        python3 bench/fw_torch_compile.py --iters=60 --warmup=20
     ;;
 worker)
     abw C1 $K/first_launch

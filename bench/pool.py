@@ -6,6 +6,9 @@ its 95% CI, per file and over all of them. Comparing two builds run beside eager
 base) is what it is for: the sixteenth session pooled P4c's 20 and 40 pairs so.
 
   bench/pool.py --ref base --variant new run6/ab_P4c.json run8/ab_P4c.json
+
+--calibrated pools each run's time over its process's host speed (ab.py's calib_us, printed by
+the framework rows): the files must all have it.
 """
 import argparse
 import json
@@ -16,13 +19,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import paired_ratio  # noqa: E402
 
 
-def pairs(path, ref, variant):
-    """The (ref, variant) times of each repetition in one ab.py JSON file."""
+def pairs(path, ref, variant, calibrated=False):
+    """The (ref, variant) times of each repetition in one ab.py JSON file; calibrated: each
+    over its process's host speed (calib_us)."""
     with open(path) as f:
-        t = json.load(f)["times_us"]
+        d = json.load(f)
+    t = d["times_us"]
     for v in (ref, variant):
         if v not in t:
             sys.exit("pool.py: %s has no variant %r (it has %s)" % (path, v, ", ".join(t)))
+    if calibrated:
+        c = d.get("calib_us")
+        if not c:
+            sys.exit("pool.py: %s has no calib_us (an app that prints no host_calib_us)" % path)
+        t = {v: [x / y for x, y in zip(t[v], c[v])] for v in (ref, variant)}
     return list(zip(t[ref], t[variant]))
 
 
@@ -35,12 +45,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ref", required=True)
     ap.add_argument("--variant", required=True)
+    ap.add_argument("--calibrated", action="store_true",
+                    help="times over each process's host speed (ab.py's calib_us)")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
-    print("%-40s %5s  %s/%s, 95%% CI" % ("file", "pairs", a.ref, a.variant))
+    print("%-40s %5s  %s/%s%s, 95%% CI" % ("file", "pairs", a.ref, a.variant,
+                                          ", calibrated" if a.calibrated else ""))
     every = []
     for path in a.files:
-        ps = pairs(path, a.ref, a.variant)
+        ps = pairs(path, a.ref, a.variant, a.calibrated)
         every += ps
         print(line(os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path), ps))
     if len(a.files) > 1:
