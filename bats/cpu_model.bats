@@ -558,3 +558,32 @@ EOF2
     grep -Eq '\(13 launches, [0-9.]+ us apart when held; a launch [0-9.]+ us eager, [0-9.]+ us a graph\): [2-9] pieces' <<<"$stderr"
     python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); q=[x for x in s["top_sequences"] if x["length"] == 13]; assert q and q[0]["replays"] >= 250, s["top_sequences"]' "$T/t1.json"
 }
+
+@test "gpu_ns.graph_boundary_gap (optional) delays a graph queued right behind another on its stream, nothing else" {
+    # P1's trace (a sync every iteration): cut into pieces, its pieces run back to back on the
+    # GPU; as one piece, no graph is ever queued behind another
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["gpu_ns"]["graph_boundary_gap"]=2000; json.dump(d, open(sys.argv[2], "w"))' \
+        "$COSTS" "$T/gap.json"
+    P1="$ROOT/bench/traces/P1_tiny64.agt.gz"
+    simulate_json "$T/a.json" "$P1"
+    run --separate-stderr "$CLI" simulate --costs "$T/gap.json" --json "$T/b.json" "$P1"
+    assert_success
+    simulate_json "$T/c.json" --opt PIECE=64 "$P1"
+    run --separate-stderr "$CLI" simulate --costs "$T/gap.json" --json "$T/d.json" --opt PIECE=64 "$P1"
+    assert_success
+    python3 - "$T/a.json" "$T/b.json" "$T/c.json" "$T/d.json" <<'EOF2'
+import json, sys
+a, b, c, d = (json.load(open(p))["traces"][0] for p in sys.argv[1:5])
+assert a["eager"] == b["eager"], "the eager run changed"
+assert a["autograph"]["graph_replays"] > a["autograph"]["templates"] * 300, a["autograph"]
+assert b["autograph"]["time_us"] > a["autograph"]["time_us"] + 1000, (a["autograph"]["time_us"], b["autograph"]["time_us"])
+assert b["autograph"]["gpu_gap_us"] > a["autograph"]["gpu_gap_us"] + 1000
+assert c["autograph"]["time_us"] == d["autograph"]["time_us"], (c["autograph"]["time_us"], d["autograph"]["time_us"])
+EOF2
+    # present, it must be a number
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["gpu_ns"]["graph_boundary_gap"]="x"; json.dump(d, open(sys.argv[2], "w"))' \
+        "$COSTS" "$T/bad.json"
+    run --separate-stderr "$CLI" simulate --costs "$T/bad.json" "$P1"
+    assert_failure 2
+    [[ "$stderr" == *"gpu_ns.graph_boundary_gap is missing or not a number"* ]]
+}

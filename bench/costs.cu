@@ -61,6 +61,10 @@
 //                             around the N, T / N - tiny_kernel (may be negative where the
 //                             events' own overhead exceeds the back-to-back gap)
 //   graph_kernel_gap          likewise a 1000-node chain graph launched once: T / N - tiny_kernel
+//   graph_boundary_gap        64 launches of an 8-node chain graph queued back to back behind a
+//                             spin, events around them, against one 512-node chain:
+//                             (T_64x8 - T_512) / 63, what a graph right behind another adds
+//                             (a sequence replayed in pieces)
 //   launch_latency            from the START of the host's cuLaunchKernel on an idle GPU to the
 //                             kernel running: the kernel's first thread stores a flag in mapped
 //                             pinned memory, the host polls it; latency = (host time the flag
@@ -667,6 +671,35 @@ int main(int argc, char **argv) {
   CHECK_CU(cuGraphExecDestroy(ek));
   CHECK_CU(cuGraphDestroy(gk));
 
+  // graphs back to back (a sequence cut into pieces): NB launches of an NK-node chain, all
+  // queued behind a spin, against one NB x NK-node chain
+  const int NB = 64, NK = 8;
+  CUgraph gw = chain(std::string(NB * NK, 'k')), gp = chain(std::string(NK, 'k'));
+  CUgraphExec ew = instantiate(gw), ep = instantiate(gp);
+  CHECK_CU(cuGraphUpload(ew, C.st));
+  CHECK_CU(cuGraphUpload(ep, C.st));
+  const double T_whole = graph_gpu_median(ew, e0, e1, 7);
+  std::vector<double> split_T;
+  int split_behind = 0;
+  for (int r = -1; r < 7; r++) {
+    launch_spin(C.st, 1e6);
+    const double t0 = now_ns();
+    CHECK_CU(cuEventRecord(e0, C.st));
+    for (int i = 0; i < NB; i++) CHECK_CU(cuGraphLaunch(ep, C.st));
+    CHECK_CU(cuEventRecord(e1, C.st));
+    if (now_ns() - t0 > 1e6) split_behind++;
+    sync(C.st);
+    float ms;
+    CHECK_CU(cuEventElapsedTime(&ms, e0, e1));
+    if (r >= 0) split_T.push_back((double)ms * 1e6);
+  }
+  if (split_behind)
+    fprintf(stderr, "costs: WARNING: %d of 8 bursts of graph launches took the host longer "
+            "than the spin (graph_boundary_gap may include host time)\n", split_behind);
+  const double g_boundary_gap = (median(split_T) - T_whole) / (NB - 1);
+  for (CUgraphExec x : {ew, ep}) CHECK_CU(cuGraphExecDestroy(x));
+  for (CUgraph x : {gw, gp}) CHECK_CU(cuGraphDestroy(x));
+
   const int K = 200;
   std::string ka(K, 'k'), km, kc;
   for (int i = 0; i < K; i++) {
@@ -835,6 +868,7 @@ int main(int argc, char **argv) {
       {"tiny_kernel", g_tiny},
       {"eager_kernel_gap", g_eager_gap},
       {"graph_kernel_gap", g_graph_gap},
+      {"graph_boundary_gap", g_boundary_gap},
       {"launch_latency", g_launch_lat},
       {"graph_launch_latency", g_graph_lat},
       {"memset_small", g_memset},

@@ -88,13 +88,18 @@ int sim_costs_load(const char *path, sim_costs *c, char *err, size_t errlen)
     SIM_GPU_COSTS(G)
     SIM_ENGINE_COSTS(E)
     /* optional: absent is 0; present, it must be a number like the others */
-#define O(k)                                                                                   \
-    if (!missing && json_get(e, #k) && value_of(e, #k, &c->engine.k)) {                        \
+#define OPT(sec, obj, name, k)                                                                 \
+    if (!missing && json_get(obj, #k) && value_of(obj, #k, &c->sec.k)) {                       \
         missing = #k;                                                                          \
-        section = "engine_ns";                                                                 \
+        section = name;                                                                        \
     }
-    SIM_ENGINE_COSTS_OPT(O)
-#undef O
+#define OG(k) OPT(gpu, g, "gpu_ns", k)
+#define OE(k) OPT(engine, e, "engine_ns", k)
+    SIM_GPU_COSTS_OPT(OG)
+    SIM_ENGINE_COSTS_OPT(OE)
+#undef OG
+#undef OE
+#undef OPT
 #undef H
 #undef G
 #undef E

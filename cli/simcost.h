@@ -22,6 +22,12 @@
     X(graph_launch_latency) X(memset_small) X(memcpy_small_htod) X(memcpy_small_dtoh)          \
     X(graph_memset_gap) X(graph_memcpy_gap) X(tiny_kernel_span) X(tiny_kernel_idle)
 
+/* Optional GPU keys: a table without them charges nothing for them. */
+#define SIM_GPU_COSTS_OPT(X)                                                                   \
+    X(graph_boundary_gap) /* what a graph launch queued right behind another graph on the same \
+                           * stream adds on the GPU, beyond graph_kernel_gap (bench/costs.cu: \
+                           * 64 launches of an 8-node chain against one 512-node chain) */
+
 /* The engine's own host time (the simulator's section of the schema). */
 #define SIM_ENGINE_COSTS(X)                                                                    \
     X(launch_rested)    /* a launch passed while learning rests */                             \
@@ -50,7 +56,7 @@
 typedef struct sim_costs {
 #define SIM_COST_FIELD(k) double k;
     struct { SIM_HOST_COSTS(SIM_COST_FIELD) } host;
-    struct { SIM_GPU_COSTS(SIM_COST_FIELD) } gpu;
+    struct { SIM_GPU_COSTS(SIM_COST_FIELD) SIM_GPU_COSTS_OPT(SIM_COST_FIELD) } gpu;
     struct { SIM_ENGINE_COSTS(SIM_COST_FIELD) SIM_ENGINE_COSTS_OPT(SIM_COST_FIELD) } engine;
 #undef SIM_COST_FIELD
     char path[512];

@@ -70,6 +70,7 @@ typedef struct sstream {
     uint64_t key;
     uint64_t ctx;
     uint8_t blocking, capturing, known;
+    uint8_t after_graph;     /* its last work was a graph launch (graph_boundary_gap) */
     uint64_t ready;
     fifo f;
     UT_hash_handle hh;
@@ -286,6 +287,7 @@ static uint64_t run_on(sstream *s, uint64_t earliest, int64_t gap, uint64_t dur)
         sim_gpu.gap_ns += start - d < (uint64_t)gap ? start - d : (uint64_t)gap;
     busy(start, start + dur);
     s->ready = start + dur;
+    s->after_graph = 0;
     return s->ready;
 }
 
@@ -1036,8 +1038,13 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
     X->updated = 0;
     sstream *s = stream_of((uint64_t)(uintptr_t)hs, 0);
     uint64_t d = dep_of(s), t = issue + NS(C->gpu.graph_launch_latency);
-    if (t < d)
-        t = d;
+    /* a graph right behind another on the stream (pieces): the GPU's boundary between them */
+    uint64_t bound = s->after_graph && C->gpu.graph_boundary_gap > 0
+                         ? NS(C->gpu.graph_boundary_gap) : 0;
+    if (t < d + bound) {
+        sim_gpu.gap_ns += t > d ? d + bound - t : bound;
+        t = d + bound;
+    }
     for (uint32_t i = 0; i < X->n; i++) {
         const sim_call *c = pop(s);
         int64_t gap;
@@ -1066,6 +1073,7 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
         sim_gpu.graph_nodes++;
     }
     s->ready = t;
+    s->after_graph = 1;
     if (t > sim_gpu.end_ns)
         sim_gpu.end_ns = t;
     sim_gpu.graph_launches++;
