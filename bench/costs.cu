@@ -327,6 +327,31 @@ double graph_gpu_median(CUgraphExec e, CUevent a, CUevent b, int reps) {
   return median(v);
 }
 
+// GPU time (ns) of a burst of calls (op), events around it, all queued behind a spin of
+// spin_ns: the median of 7 (after one untimed); warns when the host took longer than the
+// spin to queue them (`what` may then include host time).
+double burst_gpu_ns(double spin_ns, const std::function<void()> &op, CUevent a, CUevent b,
+                    const char *what) {
+  std::vector<double> v;
+  int behind = 0;
+  for (int r = -1; r < 7; r++) {
+    launch_spin(C.st, spin_ns);
+    const double t0 = now_ns();
+    CHECK_CU(cuEventRecord(a, C.st));
+    op();
+    CHECK_CU(cuEventRecord(b, C.st));
+    if (now_ns() - t0 > spin_ns) behind++;
+    sync(C.st);
+    float ms;
+    CHECK_CU(cuEventElapsedTime(&ms, a, b));
+    if (r >= 0) v.push_back((double)ms * 1e6);
+  }
+  if (behind)
+    fprintf(stderr, "costs: WARNING: %d of 8 bursts took the host longer than the spin (%s "
+            "may include host time)\n", behind, what);
+  return median(v);
+}
+
 // Median of "events around op" over rounds x per samples, all queued behind a spin.
 double events_around(int rounds, int per, const std::function<void()> &op) {
   std::vector<CUevent> ev(2 * per);
@@ -644,25 +669,9 @@ int main(int argc, char **argv) {
 
   // eager back-to-back: N kernels queued behind a spin of N x 5 us
   const int N = 1000;
-  std::vector<double> eager_T;
-  int host_behind = 0;
-  for (int r = -1; r < 7; r++) {
-    launch_spin(C.st, N * 5e3);
-    const double t0 = now_ns();
-    CHECK_CU(cuEventRecord(e0, C.st));
-    for (int i = 0; i < N; i++) launch_tiny(C.st);
-    CHECK_CU(cuEventRecord(e1, C.st));
-    const double host = now_ns() - t0;
-    if (host > N * 5e3) host_behind++;
-    sync(C.st);
-    float ms;
-    CHECK_CU(cuEventElapsedTime(&ms, e0, e1));
-    if (r >= 0) eager_T.push_back((double)ms * 1e6);
-  }
-  if (host_behind)
-    fprintf(stderr, "costs: WARNING: %d of 8 eager bursts took the host longer than the spin "
-            "(eager_kernel_gap may include host time)\n", host_behind);
-  const double g_eager_gap = median(eager_T) / N - g_tiny;
+  const double g_eager_gap =
+      burst_gpu_ns(N * 5e3, [&] { for (int i = 0; i < N; i++) launch_tiny(C.st); }, e0, e1,
+                   "eager_kernel_gap") / N - g_tiny;
 
   CUgraph gk = chain(std::string(N, 'k'));
   CUgraphExec ek = instantiate(gk);
@@ -679,24 +688,10 @@ int main(int argc, char **argv) {
   CHECK_CU(cuGraphUpload(ew, C.st));
   CHECK_CU(cuGraphUpload(ep, C.st));
   const double T_whole = graph_gpu_median(ew, e0, e1, 7);
-  std::vector<double> split_T;
-  int split_behind = 0;
-  for (int r = -1; r < 7; r++) {
-    launch_spin(C.st, 1e6);
-    const double t0 = now_ns();
-    CHECK_CU(cuEventRecord(e0, C.st));
-    for (int i = 0; i < NB; i++) CHECK_CU(cuGraphLaunch(ep, C.st));
-    CHECK_CU(cuEventRecord(e1, C.st));
-    if (now_ns() - t0 > 1e6) split_behind++;
-    sync(C.st);
-    float ms;
-    CHECK_CU(cuEventElapsedTime(&ms, e0, e1));
-    if (r >= 0) split_T.push_back((double)ms * 1e6);
-  }
-  if (split_behind)
-    fprintf(stderr, "costs: WARNING: %d of 8 bursts of graph launches took the host longer "
-            "than the spin (graph_boundary_gap may include host time)\n", split_behind);
-  const double g_boundary_gap = (median(split_T) - T_whole) / (NB - 1);
+  const double T_split = burst_gpu_ns(
+      1e6, [&] { for (int i = 0; i < NB; i++) CHECK_CU(cuGraphLaunch(ep, C.st)); }, e0, e1,
+      "graph_boundary_gap");
+  const double g_boundary_gap = (T_split - T_whole) / (NB - 1);
   for (CUgraphExec x : {ew, ep}) CHECK_CU(cuGraphExecDestroy(x));
   for (CUgraph x : {gw, gp}) CHECK_CU(cuGraphDestroy(x));
 
