@@ -42,7 +42,7 @@ $(CLI): $(wildcard cli/*.c cli/*.h) policy/options.c policy/log.c policy/faultsp
 	$(CC) $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter $(CFLAGS) \
 	    -DAG_LIBDIR=\"$(PREFIX)/lib\" -DAG_LIBEXECDIR=\"$(PREFIX)/libexec/autograph\" \
 	    $(filter-out cli/sim%.c,$(wildcard cli/*.c)) policy/options.c policy/log.c \
-	    policy/faultspec.c -o $@ -ldl -lpthread
+	    policy/faultspec.c -o $@ -ldl -lpthread -lm
 
 include kernels/kernels.mk
 include cli/sim.mk

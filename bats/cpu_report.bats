@@ -216,6 +216,40 @@ JSON
     refute_output --partial "Where every launch went"
 }
 
+@test "report: the trials' in-process comparison, over every sequence timed both ways" {
+    # process 8: two sequences, eager/graph 2.0 and 0.5 (a trial lost); process 9: 2.0; one
+    # sequence never timed as a graph (left out): geometric mean (2 * 0.5 * 2)^(1/3)
+    cat >"$T/a.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 8, "host": "h", "counters": {"launches.cuLaunchKernel": 40},
+ "top_sequences": [
+  {"key": "1", "length": 4, "replays": 9, "eager_runs": 3, "state": "graph", "status": "graphed",
+   "median_graph_us": 50.0, "median_eager_us": 100.0, "kernel_names": ["k"]},
+  {"key": "2", "length": 2, "replays": 1, "eager_runs": 9, "state": "eager", "status": "eager_policy",
+   "median_graph_us": 20.0, "median_eager_us": 10.0, "kernel_names": ["k"]},
+  {"key": "3", "length": 2, "replays": 0, "eager_runs": 9, "state": "eager", "status": "trial",
+   "median_graph_us": 0, "median_eager_us": 10.0, "kernel_names": ["k"]}]}
+JSON
+    cat >"$T/b.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 9, "host": "h", "counters": {"launches.cuLaunchKernel": 40},
+ "top_sequences": [
+  {"key": "1", "length": 4, "replays": 9, "eager_runs": 3, "state": "graph", "status": "graphed",
+   "median_graph_us": 5.0, "median_eager_us": 10.0, "kernel_names": ["k"]}]}
+JSON
+    run "$CLI" report "$T/a.json" "$T/b.json"
+    assert_success
+    assert_line "In-process trials: 3 sequences in 2 processes timed both ways inside their process: eager / graph per occurrence 1.260x (geometric mean; 0.500-2.000)."
+    run "$CLI" report "$T/b.json"
+    assert_success
+    assert_output --partial "1 sequence in 1 process"
+    # nothing timed both ways: no line
+    cat >"$T/c.json" <<'JSON'
+{"schema": "libautograph-stats/2", "pid": 10, "counters": {"launches.cuLaunchKernel": 4}, "top_sequences": []}
+JSON
+    run "$CLI" report "$T/c.json"
+    assert_success
+    refute_output --partial "In-process trials"
+}
+
 @test "report: graph updates summed over processes, only when there were any" {
     cat >"$T/a.json" <<'JSON'
 {"schema": "libautograph-stats/2", "pid": 8, "host": "h",

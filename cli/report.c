@@ -5,6 +5,7 @@
 #include "report.h"
 
 #include <dlfcn.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +463,37 @@ static void updates(proc *ps, int np)
            node + whole, rp, node, node > 0 ? nodes / node : 0.0, whole, variant);
 }
 
+/* The trials' own comparison: each sequence's graph and eager occurrences were timed inside one
+ * process, so their ratio is free of the process-to-process host speed that paired runs of
+ * Python programs suffer (one of two speeds a process, whatever the variant: BENCHMARKS,
+ * twenty-third session). */
+static void in_process(const seqrow *rows, int ns)
+{
+    double sum = 0, lo = 0, hi = 0;
+    int n = 0, procs = 0;
+    for (int i = 0; i < ns; i++) {
+        double g = json_num(json_get(rows[i].s, "median_graph_us"), 0),
+               e = json_num(json_get(rows[i].s, "median_eager_us"), 0);
+        if (g <= 0 || e <= 0)
+            continue;
+        double r = e / g;
+        lo = n && lo < r ? lo : r;
+        hi = n && hi > r ? hi : r;
+        sum += log(r);
+        n++;
+        int seen = 0; /* (rows of one process need not be adjacent once sorted) */
+        for (int k = 0; k < i && !seen; k++)
+            seen = rows[k].p == rows[i].p &&
+                   json_num(json_get(rows[k].s, "median_graph_us"), 0) > 0 &&
+                   json_num(json_get(rows[k].s, "median_eager_us"), 0) > 0;
+        procs += !seen;
+    }
+    if (n)
+        printf("\nIn-process trials: %d sequence%s in %d process%s timed both ways inside their "
+               "process: eager / graph per occurrence %.3fx (geometric mean; %.3f-%.3f).\n",
+               n, n == 1 ? "" : "s", procs, procs == 1 ? "" : "es", exp(sum / n), lo, hi);
+}
+
 static void report(proc *ps, int np)
 {
     double tl = 0, trep = 0, tsaved = 0, tbuilt = 0, treplays = 0, tseq = 0, tsupp = 0;
@@ -541,6 +573,7 @@ static void report(proc *ps, int np)
             sf("%.3f", rows[i].saved_us / 1e3), kernels(s));
     }
     tprint(&g, "Graphed (by estimated saving)");
+    in_process(rows, ns);
 
     static const char *const h_n[] = { "pid", "length", "status", "occurrences", "main reason",
                                        "kernels" };
