@@ -145,6 +145,7 @@ goalsfw1 | goalsfw2 | goalsfw20)
         [ -e "$1" ] || continue
         build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
         { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"
+          grep '^In-process trials' "$logs/report_$n.txt"
           python3 bench/frameworks.py --goal "$logs/ab_$n.json" "$@"; } >>"$top/summary.txt" 2>&1
     done
     ;;
@@ -154,6 +155,9 @@ f6)
     # process's host speed paired (host_calib_us); ~90 s a repetition, 4 or 5 in one call
     R=${REPS:-12} ABT=${F6T:-420} abv F6 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_F6.%p.json off=preload,AUTOGRAPH_DISABLE=1" \
         python3 bench/fw_torch_compile.py --iters=60 --warmup=20
+    set -- "$logs"/stats_F6.*.json
+    [ -e "$1" ] && build/autograph report "$@" >"$logs/report_F6.txt" 2>&1 &&
+        grep '^In-process trials' "$logs/report_F6.txt" >>"$top/summary.txt"
     ;;
 worker)
     abw C1 $K/first_launch
