@@ -151,7 +151,7 @@ goalsfw1 | goalsfw2 | goalsfw20)
     ;;
 f6)
     # whether the library's F6 processes run at the host's slow speed more often than eager
-    # ones (twenty-third session: 7 of 8 against 3 of 8): interception alone beside, each
+    # ones (twenty-third session: 7 of 8 against 4 of 8): interception alone beside, each
     # process's host speed paired (host_calib_us); ~90 s a repetition, 4 or 5 in one call
     R=${REPS:-12} ABT=${F6T:-420} abv F6 "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_F6.%p.json off=preload,AUTOGRAPH_DISABLE=1" \
         python3 bench/fw_torch_compile.py --iters=60 --warmup=20
