@@ -222,6 +222,17 @@ setup() { harness_setup; }
     at_least flushes.side_stream 5
 }
 
+@test "g: the watchdog wakes when the oldest hold would go stale, not four times a period" {
+    # 20 ms holds: 7 of the 10 iterations' holds time out. Ticking every quarter period it woke
+    # 87 times in this run; woken when the oldest hold would outlive the period, 26. Under load
+    # it wakes later, never more often
+    ag AUTOGRAPH_MAX_HOLD_US=20000 "$H/holdsleep" stream 10
+    assert_success
+    assert_output --partial "PASS holdsleep"
+    at_least flushes.timeout 5
+    [ "$(stat watchdog.ticks)" -le 45 ] || fail "the watchdog woke $(stat watchdog.ticks) times"
+}
+
 # ---- h: failures --------------------------------------------------------------------------
 
 @test "h: AUTOGRAPH_FAULT build failures (instantiate, add_node, upload): eager, exact" {

@@ -196,27 +196,40 @@ __attribute__((noinline)) void ag_cross_flush_slow(ag_stream *st)
 
 typedef struct {
     uint64_t now, max_age;
+    uint64_t oldest; /* the oldest hold left began then (0: none) */
 } stale_req;
+
+static void left(stale_req *q, uint64_t t0)
+{
+    if (!q->oldest || t0 < q->oldest)
+        q->oldest = t0;
+}
 
 static void flush_if_stale(ag_stream *st, void *arg)
 {
-    const stale_req *q = arg;
+    stale_req *q = arg;
     if (!__atomic_load_n(&st->nheld, __ATOMIC_RELAXED))
         return;
-    if (!ag_trylock(&st->mu))
-        return; /* its owner is inside a call on it right now; look again next tick */
+    if (!ag_trylock(&st->mu)) {
+        /* its owner is inside a call on it right now; look again in a quarter period */
+        left(q, q->now - q->max_age + q->max_age / 4);
+        return;
+    }
     if (st->nheld && st->kind != AG_SK_DEAD && q->now - st->hold_t0 > q->max_age) {
         ag_log(AG_LOG_DEBUG, "hold of %u launches on stream %p timed out", st->nheld,
                (void *)st->handle);
         ag_flush_foreign(st, AG_ST_FL_TIMEOUT, 0);
     }
+    if (st->nheld && st->kind != AG_SK_DEAD)
+        left(q, st->hold_t0);
     ag_unlock(&st->mu);
 }
 
-void ag_flush_stale(uint64_t now, uint64_t max_age)
+uint64_t ag_flush_stale(uint64_t now, uint64_t max_age)
 {
-    stale_req q = { now, max_age };
+    stale_req q = { now, max_age, 0 };
     ag_streams_each(flush_if_stale, &q);
+    return q.oldest;
 }
 
 /* ---- emptying a stream's state ---------------------------------------------------------- */

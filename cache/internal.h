@@ -149,8 +149,10 @@ CUresult ag_flush_all_take(void);
  * stream's context for what it issues. */
 void ag_flush_foreign(ag_stream *st, enum ag_stat reason, int order);
 /* The hold watchdog's one call: flushes every hold that began more than max_age ns before
- * `now` (a stream whose owner is inside a call right now is left for the next tick). */
-void ag_flush_stale(uint64_t now, uint64_t max_age);
+ * `now` (a stream whose owner is inside a call right now is left for the next tick). Returns
+ * when the oldest hold left began (a stream left for the next tick: a quarter period from
+ * now), 0 when none is left. */
+uint64_t ag_flush_stale(uint64_t now, uint64_t max_age);
 /* Empties a retired stream state (st->mu held): flushes it, frees its templates. */
 void ag_stream_empty(ag_stream *st);
 
@@ -209,9 +211,9 @@ enum ag_stat ag_fate_eager(ag_stream *st, const ag_shape *sh, uint64_t h,
 
 /* ---- watchdog.c ------------------------------------------------------------------------- */
 
-/* The function the watchdog calls four times per hold period while anything is held (set once,
- * at the engine's start). */
-void ag_watchdog_init(void (*tick)(uint64_t now, uint64_t max_age));
+/* The function the watchdog calls when the oldest hold it knows of would have outlived the hold
+ * period (set once, at the engine's start): it says when the oldest hold left began. */
+void ag_watchdog_init(uint64_t (*tick)(uint64_t now, uint64_t max_age));
 /* Told when a hold begins. */
 void ag_watchdog_kick(void);
 

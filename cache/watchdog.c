@@ -2,8 +2,9 @@
 /* A program that launches a kernel and then spins on host-mapped memory that kernel writes, or
  * does long host work in the middle of a sequence, makes no further CUDA call that could flush
  * it: this thread does, through the tick the engine gave it at its start (ag_flush_stale: the
- * watchdog itself knows nothing of streams). It sleeps on a condition variable while nothing is held, and otherwise
- * wakes four times per hold period. */
+ * watchdog itself knows nothing of streams). It sleeps on a condition variable while nothing is
+ * held, and otherwise until the oldest hold would outlive the period (at least an eighth of
+ * it): a loop whose holds come and go wakes it about once per period, not four times. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 
 #include "policy/log.h"
 #include "policy/options.h"
+#include "policy/stats.h"
 #include "cache/clock.h"
 #include "cache/internal.h"
 
@@ -18,7 +20,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static atomic_int g_sleeping;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static void (*g_tick)(uint64_t now, uint64_t max_age); /* set before the first kick */
+static uint64_t (*g_tick)(uint64_t now, uint64_t max_age); /* set before the first kick */
 
 static void *run(void *unused)
 {
@@ -30,6 +32,7 @@ static void *run(void *unused)
      * hold must go out promptly */
     pthread_setname_np(pthread_self(), "ag-watchdog");
     int idle = 0;
+    uint64_t nap = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 250u; /* ns: the first, a quarter */
     for (;;) {
         int state = atomic_load(&ag_hot.state);
         if (state != AG_ENGINE_ON && state != AG_ENGINE_UNINIT) /* (started before the engine) */
@@ -49,10 +52,18 @@ static void *run(void *unused)
         } else {
             idle = 0;
         }
-        uint64_t period = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 250u; /* ns: a quarter */
-        struct timespec ts = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
+        struct timespec ts = { (time_t)(nap / 1000000000u), (long)(nap % 1000000000u) };
         nanosleep(&ts, NULL);
-        g_tick(ag_now_ns(), (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u);
+        uint64_t max_age = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u, now = ag_now_ns();
+        uint64_t oldest = g_tick(now, max_age);
+        ag_stat_inc(AG_ST_WATCHDOG_TICKS);
+        /* until the oldest hold left would outlive the period (a hold begun meanwhile
+         * outlives it later), at least an eighth of it, at most all of it */
+        nap = oldest && oldest + max_age > now ? oldest + max_age - now : max_age;
+        if (nap < max_age / 8)
+            nap = max_age / 8;
+        if (nap > max_age)
+            nap = max_age;
     }
 }
 
@@ -67,7 +78,7 @@ static void start(void)
     pthread_attr_destroy(&a);
 }
 
-void ag_watchdog_init(void (*tick)(uint64_t now, uint64_t max_age))
+void ag_watchdog_init(uint64_t (*tick)(uint64_t now, uint64_t max_age))
 {
     g_tick = tick;
     pthread_once(&g_once, start); /* now, not in a launch: a thread's creation costs tens of us */

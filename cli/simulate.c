@@ -80,7 +80,7 @@ typedef struct run_result {
 /* The hold watchdog is no thread here (cache/watchdog.c is not built): the simulator flushes
  * stale holds itself, at the simulated moment (run_watchdog). */
 void ag_watchdog_kick(void) {}
-void ag_watchdog_init(void (*tick)(uint64_t, uint64_t)) { (void)tick; }
+void ag_watchdog_init(uint64_t (*tick)(uint64_t, uint64_t)) { (void)tick; }
 
 /* The earliest hold start of any stream that holds, or UINT64_MAX. */
 static void oldest_hold(ag_stream *st, void *arg)

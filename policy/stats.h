@@ -102,6 +102,8 @@
                                                  "no wait for the GPU in 32 sightings")        \
     X(LAYOUT_AT_FIRST, "layouts.at_first_launch", "functions probed at their first "       \
                                                    "launch: named as a class already probed")  \
+    X(WATCHDOG_TICKS, "watchdog.ticks", "times the hold watchdog woke to look for holds "   \
+                                        "that outlived AUTOGRAPH_MAX_HOLD_US")               \
     X(LAYOUT_LOCKED, "layouts.table_lookups", "layout lookups in the shared table: a "      \
                                               "function's first sightings on a thread, not "   \
                                               "every launch while its probe is awaited")       \
