@@ -401,14 +401,15 @@ std::string driver_version() {
     char line[512] = {0};
     const char *got = fgets(line, sizeof line, f);
     fclose(f);
-    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
-    const char *m = got ? strstr(line, "Kernel Module") : nullptr;
-    if (m) {
-      m += strlen("Kernel Module");
-      while (*m == ' ') m++;
-      std::string v;
-      while (*m && *m != ' ' && *m != '\n') v += *m++;
-      if (!v.empty()) return v;
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or, for the open
+    // modules, "... UNIX Open Kernel Module for x86_64  580.159.04 ...": the first word that
+    // starts with a digit and has a dot
+    for (const char *m = got; m && *m;) {
+      while (*m == ' ' || *m == '\t') m++;
+      std::string w;
+      while (*m && *m != ' ' && *m != '\t' && *m != '\n') w += *m++;
+      if (!w.empty() && w[0] >= '0' && w[0] <= '9' && w.find('.') != std::string::npos) return w;
+      if (*m == '\n') break;
     }
   }
   return "unknown";
