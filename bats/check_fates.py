@@ -10,7 +10,8 @@ Checked always, once the process has exited (nothing held):
   - the fates of held launches sum to the kernel launches held (launches.held - copies.held),
     the replayed one to launches.replayed - copies.replayed, the flushed ones to
     launches.flushed_eager - copies.flushed_eager;
-  - fate.app_capture is launches.in_app_capture, fate.ungraphable is launches.ungraphable;
+  - fate.app_capture is launches.in_app_capture, fate.paused is launches.paused,
+    fate.ungraphable is launches.ungraphable;
   - launches.eager is the sum of the fates that pass, and the rests (ag_stats_sum);
   - the JSON's `fates` object is the fate.* counters, and replayed_fraction is
     fate.replayed / launches (at most 1).
@@ -53,6 +54,7 @@ def main(argv):
     check(flushed == c["launches.flushed_eager"] - c["copies.flushed_eager"],
           f"flushed fates {flushed} != launches.flushed_eager - copies.flushed_eager")
     check(fates["app_capture"] == c["launches.in_app_capture"], "app_capture != in_app_capture")
+    check(fates["paused"] == c["launches.paused"], "paused != launches.paused")
     check(fates["ungraphable"] == c["launches.ungraphable"], "ungraphable != launches.ungraphable")
     check(sum(fates[k] for k in RESTED) == c["launches.learning_rested"], "rests")
     check(total - held == c["launches.eager"], "launches.eager is not the fates that pass")

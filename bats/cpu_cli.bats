@@ -240,3 +240,70 @@ EOF2
     assert_success
     assert_output --partial "70.0 launches per iteration"
 }
+
+# An app of the framework rows' shape (bench/fw_common.py's timed loop) whose step asks the
+# library whether it is paused (autograph_resume answers 0 only then; the step pauses again).
+inproc_app() {
+    cat >"$BATS_TEST_TMPDIR/app.py" <<'PY'
+import ctypes, os, sys
+sys.path.insert(0, os.environ["BENCH"])
+import fw_common as fw
+lib = ctypes.CDLL(None)
+have = hasattr(lib, "autograph_resume")
+states, acc = [], 0
+def step(i):
+    global acc
+    s = "-"
+    if have:
+        s = "o"
+        if lib.autograph_resume() == 0:
+            lib.autograph_pause()
+            s = "P"
+    states.append(s)
+    acc = (acc * 31 + i) % 1000003
+fw.timed_loop(step, 0, int(sys.argv[1]), lambda: None)
+print("states: " + "".join(states))
+skew = int(os.environ.get("SKEW", "0")) if os.environ.get("LD_PRELOAD") else 0
+print("checksum: %d" % (acc + skew))
+print("time_us_per_iter: 1.0")
+print("result: OK")
+PY
+}
+
+@test "FW_INPROC: the timed loop's blocks alternate on and paused, every iteration runs, pauses balance" {
+    inproc_app
+    export BENCH="$BATS_TEST_DIRNAME/../bench"
+    # 3 rounds of 20 iterations: blocks of 3 (the first untimed), on-off, off-on, on-off, then
+    # the 2 left over, on
+    run env FW_INPROC=3 LD_PRELOAD="$LIB" python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_success
+    assert_line "states: oooPPPPPPooooooPPPoo"
+    [ "$(grep -c '^inproc_block: [0-2] \(on\|off\) [0-9.]*$' <<<"$output")" -eq 6 ]
+    assert_line --regexp '^inproc_block: 1 off '
+    # without the library: the same iterations, unpaused, said so
+    run env FW_INPROC=3 python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_success
+    assert_line "states: --------------------"
+    assert_output --partial "libautograph is not preloaded"
+    # no FW_INPROC: one loop, no blocks
+    run env LD_PRELOAD="$LIB" python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_line "states: oooooooooooooooooooo"
+    refute_output --partial "inproc_block"
+}
+
+@test "bench/inproc.py pairs each process's rounds and checks every checksum against a run without the library" {
+    inproc_app
+    export BENCH="$BATS_TEST_DIRNAME/../bench"
+    run python3 "$BENCH/inproc.py" --procs 2 --rounds 3 --lib "$LIB" --out "$BATS_TEST_TMPDIR/in.json" \
+        -- python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_success
+    assert_line --regexp '^process 2: 3 rounds, '
+    assert_line --regexp '^pooled over 6 rounds: paused / on '
+    assert_line --regexp "^over 2 processes' means: "
+    [ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["processes"]), [len(p["ratios"]) for p in d["processes"]], all(p["same"] for p in d["processes"]))' "$BATS_TEST_TMPDIR/in.json")" = "2 [3, 3] True" ]
+    # a process whose checksum differs from the reference fails the run
+    run env SKEW=1 python3 "$BENCH/inproc.py" --procs 1 --rounds 3 --lib "$LIB" \
+        -- python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_failure
+    assert_output --partial "CHECKSUM DIFFERS"
+}

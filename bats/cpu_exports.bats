@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The library exports exactly the interposed entry points: dlsym, the hand-written launch,
 # proc-address and function-attribute wrappers, and every ordering-point wrapper of
-# interpose/hooks_gen.h.
+# interpose/hooks_gen.h; and its own calls (interpose/api.c).
 
 setup() { load helpers; }
 
@@ -10,7 +10,7 @@ setup() { load helpers; }
         printf '%s\n' cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz \
             cuLaunchCooperativeKernel cuLaunchCooperativeKernel_ptsz cuGetProcAddress cuGetProcAddress_v2 \
             cuFuncSetAttribute cuFuncSetCacheConfig cuFuncSetSharedMemConfig cuKernelSetAttribute \
-            cuKernelSetCacheConfig cuInit cuProfilerStart cuProfilerStop
+            cuKernelSetCacheConfig cuInit cuProfilerStart cuProfilerStop autograph_pause autograph_resume
         sed -n 's/^AG_HOOK([A-Z_]*, \(cu[A-Za-z0-9_]*\),.*/\1/p' "$ROOT/interpose/hooks_gen.h") | sort)
     actual=$(nm -D --defined-only "$LIB" | awk '{ print $3 }' | sort)
     assert_equal "$actual" "$expected"

@@ -27,7 +27,7 @@ setup() { harness_setup; }
 
 @test "fake driver: every scenario passes without libautograph" {
     local p
-    for p in loop8 pingpong bigparams diverge event legacy capture capture_ptds ptds fork unload contexts; do
+    for p in loop8 pingpong bigparams diverge event legacy capture capture_ptds ptds fork unload contexts pause; do
         run timeout 60 "$H/$p"
         assert_success
         assert_output --partial "PASS $p"
@@ -187,6 +187,21 @@ setup() { harness_setup; }
     assert_equal "$(stat launches.in_app_capture)" 11
     assert_equal "$(fc captured_launches)" 11
     at_least graphs.replays 20
+    no_failures
+}
+
+@test "f: the program pauses the library mid-occurrence and resumes: what was held goes first, exact results" {
+    # paused after the 3rd launch of iteration 10 (held), resumed after the 5th of iteration 20
+    ag "$H/pause" 40 10 20
+    assert_success
+    assert_output --partial "PASS pause"
+    assert_output --partial "paused launches: 82"
+    assert_equal "$(stat launches.paused)" 82
+    # the 3 held at the pause went out eagerly, before the paused ones (the log's order)
+    at_least fate.ordering_point 3
+    # replayed again after the resume: iterations 0-9 allow at most 10 replays
+    at_least graphs.replays 15
+    assert_equal "$(stat launches.in_app_capture)" 0
     no_failures
 }
 

@@ -18,7 +18,7 @@ setup() {
 
 # The fates that are the normal lot of a loop (learned, then replayed), and the others.
 HELD_EAGER=diverged,hold_timeout,ordering_point,graph_failure,cache_full
-UNUSUAL=eager_policy,rested_no_repeat,rested_backoff,ungraphable,app_capture,engine_off,no_state,not_held,$HELD_EAGER
+UNUSUAL=eager_policy,rested_no_repeat,rested_backoff,ungraphable,app_capture,paused,engine_off,no_state,not_held,$HELD_EAGER
 
 # agf [VAR=VALUE...] PROGRAM [ARGS...]: ag (deterministic graphing) with a stats file, $F; the
 # program must succeed (each checks its own results).
@@ -135,6 +135,11 @@ PY
     fates --dominant app_capture --among "$UNUSUAL"
     agf "$H/stress"
     fates --dominant app_capture --among "$UNUSUAL" --at-least replayed=1000
+}
+
+@test "fates: launches while the program paused the library" {
+    agf "$H/pause" 40 10 20
+    fates --at-least paused=82 --at-least replayed=100
 }
 
 @test "fates: graph failures and a full graph cache" {

@@ -32,6 +32,9 @@
 #           stats kept for `autograph report`); about 6 minutes
 #   f6      F6 (torch.compile) eager, this build and interception alone, each process's host
 #           speed paired (bench/fw_common.py's host_calib_us); 7 minutes after the build
+#   inproc  the library on against paused inside each process (bench/inproc.py, FW_INPROC: 8
+#           rounds of a block each way, 4 processes and a reference without the library): F1,
+#           F6, F15d, F4, free of the host speed that differs between processes; ~7 minutes
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -40,7 +43,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|old|harm|multi|multiab|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -158,6 +161,23 @@ f6)
     set -- "$logs"/stats_F6.*.json
     [ -e "$1" ] && build/autograph report "$@" >"$logs/report_F6.txt" 2>&1 &&
         grep '^In-process trials' "$logs/report_F6.txt" >>"$top/summary.txt"
+    ;;
+inproc)
+    # (a row's time limit is its share of the part; its table and the pooled lines go to the
+    # summary, every round to logs/inproc_ROW.json)
+    for row in "F1 90 bench/fw_torch_transformer.py --iters=400 --warmup=50" \
+        "F6 150 bench/fw_torch_compile.py --iters=320 --warmup=20" \
+        "F15d 120 bench/fw_hf_llama.py --cache=dynamic --iters=16 --warmup=2" \
+        "F4 80 bench/fw_hf_gpt2.py --iters=32 --warmup=3"; do
+        set -- $row
+        n=$1 t=$2
+        shift 2
+        rounds=8
+        [ "$n" = F15d ] || [ "$n" = F4 ] && rounds=4
+        timeout "$t" python3 bench/inproc.py --procs 4 --rounds $rounds --cpus 4-7 \
+            --out "$logs/inproc_$n.json" -- python3 "$@" >"$logs/inproc_$n.txt" 2>&1
+        { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -12; } >>"$top/summary.txt"
+    done
     ;;
 worker)
     abw C1 $K/first_launch

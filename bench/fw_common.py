@@ -4,7 +4,10 @@ and the sample apps': launches, checksum, time_us_per_iter, result), plus two li
 "gpu us per iteration" (CUDA events around the timed loop) and, with --count-launches,
 "launches per iteration" (PyTorch only, counted by torch.profiler after the timed loop, so the
 timing and the checksum never include the profiler). "host_calib_us" is the process's own host
-speed (host_calib_us below), for bench/ab.py."""
+speed (host_calib_us below), for bench/ab.py.
+
+FW_INPROC=B (bench/inproc.py): the timed loop compares libautograph on and paused inside this
+one process (`inproc_blocks`, below), free of the host speed that differs between processes."""
 import argparse
 import hashlib
 import math
@@ -90,6 +93,71 @@ def cupy_or_skip():
     return cp
 
 
+def inproc_blocks():
+    """FW_INPROC=B: (B, pause, resume), the library's autograph_pause and autograph_resume (or,
+    without the library, calls that do nothing, so that an eager reference runs the same
+    iterations and its checksum compares); None when FW_INPROC is not set."""
+    import ctypes
+    import os
+    v = os.environ.get("FW_INPROC", "")
+    if not v:
+        return None
+    try:
+        b = int(v)
+    except ValueError:
+        b = 0
+    if b < 1:
+        print("inproc: FW_INPROC=%r is not a count of rounds; timing as usual" % v, flush=True)
+        return None
+    lib = ctypes.CDLL(None)
+    try:
+        return b, lib.autograph_pause, lib.autograph_resume
+    except AttributeError:
+        print("inproc: libautograph is not preloaded: the rounds run unpaused", flush=True)
+        return b, (lambda: 0), (lambda: 0)
+
+
+def run_blocks(step, first, n, sync, ab):
+    """The timed loop under FW_INPROC: B rounds, each a block with the library on and one
+    paused (the order alternating: on-off, off-on, ...), n // (2B) iterations a block, its first
+    untimed (a switch's own cost: the pause's flush, the first replay after it); what is left
+    of n runs last, on. Prints "inproc_block: ROUND on|off US" (wall us per timed iteration,
+    the block ending with sync()); returns nothing: every one of the n iterations ran."""
+    b, pause, resume = ab
+    m = n // (2 * b)
+    if m < 2:
+        raise SystemExit("inproc: %d iterations cannot make %d rounds of two blocks of at least "
+                         "2 iterations" % (n, b))
+    i = first
+    for r in range(b):
+        for arm in (("on", "off") if r % 2 == 0 else ("off", "on")):
+            if arm == "off":
+                pause()
+            step(i)
+            sync()
+            t0 = time.perf_counter()
+            for k in range(i + 1, i + m):
+                step(k)
+            sync()
+            t = time.perf_counter() - t0
+            if arm == "off":
+                resume()
+            i += m
+            print("inproc_block: %d %s %.3f" % (r, arm, t * 1e6 / (m - 1)), flush=True)
+    for k in range(i, first + n):
+        step(k)
+
+
+def timed_loop(step, first, n, sync):
+    """step(first) .. step(first + n - 1), in FW_INPROC's blocks when it is set."""
+    ab = inproc_blocks()
+    if ab is None:
+        for i in range(first, first + n):
+            step(i)
+    else:
+        run_blocks(step, first, n, sync, ab)
+
+
 def cupy_timed(cp, step, warmup, n):
     """torch_timed for CuPy: runs step(0) .. step(warmup - 1) untimed, then, after a device
     sync, step(warmup) .. step(warmup + n - 1); returns (wall seconds, GPU microseconds between
@@ -102,8 +170,7 @@ def cupy_timed(cp, step, warmup, n):
     e0.record()
     cp.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
     t0 = time.perf_counter()
-    for i in range(warmup, warmup + n):
-        step(i)
+    timed_loop(step, warmup, n, cp.cuda.Device().synchronize)
     e1.record()
     e1.synchronize()
     t1 = time.perf_counter()
@@ -124,8 +191,7 @@ def torch_timed(torch, step, warmup, n):
     torch.cuda.profiler.start()  # the timed region, as profilers (and the replay model) see it
     e0.record()
     t0 = time.perf_counter()
-    for i in range(warmup, warmup + n):
-        step(i)
+    timed_loop(step, warmup, n, torch.cuda.synchronize)
     e1.record()
     torch.cuda.synchronize()
     t1 = time.perf_counter()

@@ -80,6 +80,12 @@ void ag_order_capture_end(CUstream s, int ptsz);
 void ag_order_capture_begin(CUstream s, int ptsz);
 void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r);
 void ag_order_capture_end_done(CUstream s, int ptsz);
+
+/* The program pauses the library (autograph_pause, USAGE.md): everything held goes out now,
+ * and launches and copies pass straight through until as many ag_resume; pauses nest and are
+ * process-wide. ag_resume returns -1, changing nothing, when no pause is in force. */
+int ag_pause(void);
+int ag_resume(void);
 /* Before and after cuStreamSetAttribute / cuStreamCopyAttributes on s (cache/graph.c says
  * which attributes matter). */
 CUresult ag_order_stream_attr(CUstream s, int ptsz);

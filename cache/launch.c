@@ -93,7 +93,7 @@ void ag_launch_rehearse(void)
 {
     static const char nobody;
     const CUstream s = (CUstream)(uintptr_t)&nobody;
-    if (!ag_engine_on() || atomic_load_explicit(&ag_hot.captures, memory_order_acquire))
+    if (!ag_engine_on() || ag_holds_barred())
         return;
     (void)ag_rest_token_covers(s);
     if (!ag_stream_last_hit(s))
@@ -117,7 +117,7 @@ __attribute__((hot)) CUresult ag_launch_kernel(const ag_launch *l)
     return r;
 }
 
-static CUresult launch_in_capture(const ag_launch *l, int ptsz);
+static CUresult launch_barred(const ag_launch *l, int ptsz);
 static CUresult launch_locked(ag_stream *st, const ag_launch *l);
 
 /* A launch on the legacy stream while the one context's legacy state rests (rest.h): out of
@@ -146,8 +146,8 @@ static inline CUresult launch_kernel(const ag_launch *l)
     }
     AG_SELF_MARK(AG_SM_ENGINE);
     int ptsz = ag_entry_ptsz(l->entry);
-    if (AG_UNLIKELY(atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0))
-        return launch_in_capture(l, ptsz);
+    if (AG_UNLIKELY(ag_holds_barred()))
+        return launch_barred(l, ptsz);
     if (ag_rest_token_spend(l->stream))
         return pass_rested(l, ag_t_token.why);
     unsigned long gen = atomic_load_explicit(&ag_hot.registry_gen, memory_order_acquire);
@@ -178,9 +178,10 @@ static inline CUresult launch_kernel(const ag_launch *l)
     return r;
 }
 
-/* The application is capturing somewhere: hold nothing, learn nothing, ask the driver
- * nothing (a question about a capturing stream can invalidate the capture). */
-static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launch *l, int ptsz)
+/* The application is capturing somewhere, or has paused the library: hold nothing, learn
+ * nothing, ask the driver nothing (a question about a capturing stream can invalidate the
+ * capture). */
+static __attribute__((noinline, cold)) CUresult launch_barred(const ag_launch *l, int ptsz)
 {
     ag_stream *st = ag_stream_find(l->stream, ptsz);
     if (st && (__atomic_load_n(&st->nheld, __ATOMIC_RELAXED) ||
@@ -194,8 +195,12 @@ static __attribute__((noinline, cold)) CUresult launch_in_capture(const ag_launc
         ag_sync_open(st);
         ag_unlock(&st->mu);
     }
-    ag_stat_inc(AG_ST_CAPTURED);
-    return passthrough(l, AG_ST_FATE_CAPTURE);
+    if (atomic_load_explicit(&ag_hot.captures, memory_order_acquire)) {
+        ag_stat_inc(AG_ST_CAPTURED);
+        return passthrough(l, AG_ST_FATE_CAPTURE);
+    }
+    ag_stat_inc(AG_ST_PAUSED);
+    return passthrough(l, AG_ST_FATE_PAUSED);
 }
 
 static CUresult launch_learning(ag_stream *st, const ag_launch *l);
@@ -306,13 +311,13 @@ static __attribute__((noinline)) CUresult launch_learning(ag_stream *st, const a
         return CUDA_SUCCESS;
     }
 idle:;
-    /* an application capture may have begun since the caller looked: then hold nothing (the
-     * capture's flush of every stream waits for this lock, so nothing held can be missed) */
-    ag_tmpl *T = !lay || atomic_load_explicit(&ag_hot.captures, memory_order_acquire)
+    /* an application capture (or a pause) may have begun since the caller looked: then hold
+     * nothing (its flush of every stream waits for this lock, so nothing held can be missed) */
+    ag_tmpl *T = !lay || ag_holds_barred()
                      ? NULL
                      : ag_find_start(st, &sh, h, at);
     if (!T && lay && layout_ran(lay) &&
-        !atomic_load_explicit(&ag_hot.captures, memory_order_acquire) && ag_profile_active())
+        !ag_holds_barred() && ag_profile_active())
         T = ag_provisional(&sh, lay, h);
     enum ag_stat fate = T ? AG_ST_FATE_NOT_HELD : AG_ST_COUNT; /* if it is not held after all */
     if (T && !context_current(st))
@@ -333,7 +338,7 @@ idle:;
     }
     /* an occurrence of a template in its trial, eager this time: marked on the GPU */
     ag_tmpl *U = st->ntmpl && ag_learn_starting(&st->learn) &&
-                         !atomic_load_explicit(&ag_hot.captures, memory_order_acquire)
+                         !ag_holds_barred()
                      ? ag_find_trial_start(st, &sh, h, at)
                      : NULL;
     if (U)

@@ -119,8 +119,8 @@ static int offer_locked(ag_stream *st, const ag_copy *op, const ag_shape *sh, ui
         return 1;
     }
 idle:;
-    int captures = atomic_load_explicit(&ag_hot.captures, memory_order_acquire) != 0;
-    ag_tmpl *T = captures ? NULL : ag_find_start(st, sh, h, no_attrs);
+    int barred = ag_holds_barred() != 0;
+    ag_tmpl *T = barred ? NULL : ag_find_start(st, sh, h, no_attrs);
     if (T && st->kind == AG_SK_PTDS && ag_ptds_mark(st))
         T = NULL;
     if (T) {
@@ -135,7 +135,7 @@ idle:;
         }
         st->cand = NULL;
     }
-    ag_tmpl *U = st->ntmpl && ag_learn_starting(&st->learn) && !captures
+    ag_tmpl *U = st->ntmpl && ag_learn_starting(&st->learn) && !barred
                      ? ag_find_trial_start(st, sh, h, no_attrs)
                      : NULL;
     if (U)
@@ -161,8 +161,7 @@ int ag_copy_offer(const ag_copy *op, CUresult *res)
         return ag_tr_rec_copy(op, res);
     int mode = (int)ag_opt(AG_OPT_COPY_NODES);
     if (mode == AG_COPY_OFF || !op->n || op->entry >= AG_CP_COUNT || !ag_engine_on() ||
-        atomic_load_explicit(&ag_hot.captures, memory_order_acquire) ||
-        ag_rest_token_covers(op->stream) || !have_driver())
+        ag_holds_barred() || ag_rest_token_covers(op->stream) || !have_driver())
         return 0;
     ag_stream *st = ag_stream_of(op->stream, op->ptsz);
     if (!st || ag_rest_order_passes(st))

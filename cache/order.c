@@ -349,6 +349,7 @@ void ag_order_capture_begin(CUstream s, int ptsz)
     if (ag_engine_started())
         order_stream(s, ptsz, 0); /* an error left on it waits: the capture does begin */
     atomic_fetch_add(&ag_hot.captures, 1);
+    atomic_fetch_add(&ag_hot.barred, 1);
     if (ag_engine_started())
         ag_flush_all(AG_ST_FL_ORDER);
 }
@@ -356,6 +357,7 @@ void ag_order_capture_begin(CUstream s, int ptsz)
 void ag_order_capture_begin_done(CUstream s, int ptsz, CUresult r)
 {
     if (r != CUDA_SUCCESS) {
+        atomic_fetch_sub(&ag_hot.barred, 1);
         atomic_fetch_sub(&ag_hot.captures, 1);
         return;
     }
@@ -385,6 +387,7 @@ void ag_order_capture_end_done(CUstream s, int ptsz)
     for (int i = 0; i < MAX_CAPTURES; i++)
         if (g_capturing[i].s == k && g_capturing[i].thread == th) {
             g_capturing[i].s = NULL;
+            atomic_fetch_sub(&ag_hot.barred, 1);
             atomic_fetch_sub(&ag_hot.captures, 1);
             break;
         }

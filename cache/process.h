@@ -9,6 +9,8 @@
 typedef struct ag_hot {
     atomic_int state;          /* enum ag_engine_state (internal.h) */
     atomic_int captures;       /* application stream captures in progress */
+    atomic_int paused;         /* the program's pauses of the library in force (pause.c) */
+    atomic_int barred;         /* captures + paused, the one word the launch path reads */
     atomic_ulong registry_gen; /* bumped whenever a stream state is retired (stream.h) */
     atomic_int profile_live;   /* loaded profile sequences not yet failed out (profile.c) */
     atomic_int legacy_open_any; /* legacy default streams open (holding or learning), in all
@@ -20,6 +22,13 @@ typedef struct ag_hot {
 } ag_hot_t;
 
 extern ag_hot_t ag_hot;
+
+/* Whether nothing may be held now: an application capture is in progress, or the program has
+ * paused the library (autograph_pause). Launches and copies then pass straight through. */
+static inline int ag_holds_barred(void)
+{
+    return atomic_load_explicit(&ag_hot.barred, memory_order_acquire);
+}
 
 /* This thread's number in the process (1, 2, ...; never reused): names a per-thread default
  * stream's state and a learning segment's last thread. */

@@ -353,6 +353,7 @@ static const char *const fate_doc[][2] = {
     { "graph_failure", "held, flushed eagerly: a graph call failed" },
     { "cache_full", "held, flushed eagerly: the graph cache was full" },
     { "app_capture", "passed while the application captured" },
+    { "paused", "passed while the program paused the library" },
     { "engine_off", "passed with the engine off (disabled, tracing, exiting, forked)" },
     { "no_state", "passed without a stream state" },
     { "not_held", "passed: wanted in a graph but could not be held" },

@@ -96,6 +96,7 @@ int ag_fate_passes(int fate)
     case AG_ST_FATE_EAGER_POLICY:
     case AG_ST_FATE_UNGRAPHABLE:
     case AG_ST_FATE_CAPTURE:
+    case AG_ST_FATE_PAUSED:
     case AG_ST_FATE_OFF:
     case AG_ST_FATE_NO_STATE:
     case AG_ST_FATE_NOT_HELD:
@@ -158,6 +159,7 @@ static int reasons(const uint64_t *c, reason out[MAX_REASONS])
         { ag_why_names[AG_WHY_ATTR_CHURN], why_units[AG_WHY_ATTR_CHURN], c[AG_ST_POLICY_ATTR_OFF], AG_WHY_ATTR_CHURN },
         { "cache_full", "replays", c[AG_ST_GRAPH_CACHE_FULL], -1 },
         { "in_app_capture", "launches", c[AG_ST_CAPTURED], -1 },
+        { "paused", "launches", c[AG_ST_PAUSED], -1 },
     };
     _Static_assert(sizeof all / sizeof all[0] <= MAX_REASONS, "reasons: out is too small");
     int n = 0;

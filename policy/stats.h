@@ -25,6 +25,8 @@
     X(OPAQUE, "launches.ungraphable", "launches that cannot go into a graph (attributes, "   \
                                           "filters, unknown layout)")                          \
     X(CAPTURED, "launches.in_app_capture", "launches while the application captures a graph") \
+    X(PAUSED, "launches.paused", "launches while the program paused the library "             \
+                                 "(autograph_pause)")                                          \
     X(SEQ_SEEN, "sequences.seen", "distinct launch sequences counted")                       \
     X(SEQ_TEMPLATES, "sequences.templates", "sequences seen often enough to be graphed")     \
     X(RESTS, "learning.rests", "rests begun on streams where nothing repeated")              \
@@ -151,6 +153,8 @@
     X(FATE_CACHE_FULL, "fate.cache_full", "held, then flushed eagerly: the cache limits "     \
                                           "refused the graph")                                 \
     X(FATE_CAPTURE, "fate.app_capture", "passed while the application captured a graph")      \
+    X(FATE_PAUSED, "fate.paused", "passed while the program paused the library "              \
+                                  "(autograph_pause)")                                         \
     X(FATE_OFF, "fate.engine_off", "passed with the engine off (AUTOGRAPH_DISABLE, a trace "  \
                                    "recorded, exiting, a fork child)")                         \
     X(FATE_NO_STATE, "fate.no_state", "passed without a stream state: none could be made "    \

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The library on against paused inside each process (FW_INPROC, bench/fw_common.py): a
+framework row's speed-up free of the host speed that differs from process to process (on the
+GPU machine a whole process runs at one of two speeds, whatever the variant, so a pair of
+processes compares hosts as much as libraries).
+
+  bench/inproc.py [--procs N] [--rounds B] [--cpus 4-7] [--lib PATH] [--out F.json] -- CMD...
+
+Runs CMD once without the library (the checksum reference: with FW_INPROC too, so that it runs
+the same iterations), then N processes with the library preloaded and FW_INPROC=B. A process's
+round pairs its two blocks of iterations, one with the library on and one paused
+(autograph_pause: launches pass straight through, graphs and what was learned are kept):
+paused / on is that round's speed-up. Prints each process's geometric mean over its rounds,
+then two pooled figures with a 95% CI: over every round of every process, and over the
+processes' means (the cautious one: a process's rounds share its host speed and its state).
+
+What "paused" is not: a process without the library. It still pays the interception (the
+launch path's first checks; `make bench-hotpath`, row off) and keeps the library's threads; the
+pairs of processes (bench/ab.py, eager against off) measure that part.
+
+Exits 1 when a process fails, prints no rounds, or gives another checksum than the reference."""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import ROOT, cpu_set  # noqa: E402
+
+
+def parse(out):
+    """(rounds, checksum, time_us_per_iter) of one process's stdout: rounds maps a round number to
+    {"on": us, "off": us}."""
+    rounds, fields = {}, {}
+    for line in out.splitlines():
+        key, _, val = line.partition(":")
+        if key == "inproc_block":
+            r, arm, us = val.split()
+            rounds.setdefault(int(r), {})[arm] = float(us)
+        elif key in ("checksum", "time_us_per_iter", "result"):
+            fields[key] = val.strip()
+    return rounds, fields.get("checksum"), fields.get("result")
+
+
+def round_ratios(rounds):
+    """paused / on of every complete round, in round order."""
+    return [rounds[r]["off"] / rounds[r]["on"] for r in sorted(rounds)
+            if rounds[r].get("on", 0) > 0 and rounds[r].get("off", 0) > 0]
+
+
+def gmean_ci(ratios):
+    """Geometric mean with a 95% CI (normal approximation over the logs; none for one)."""
+    logs = [math.log(x) for x in ratios]
+    m = statistics.mean(logs)
+    se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
+    return math.exp(m), math.exp(m - 1.96 * se), math.exp(m + 1.96 * se)
+
+
+def run_one(cmd, env_extra, lib, cpus):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOGRAPH_") and k != "LD_PRELOAD"}
+    env.update(env_extra)
+    if lib:
+        env["LD_PRELOAD"] = lib
+    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800, preexec_fn=pre)
+    if p.returncode != 0:
+        sys.exit("inproc.py: %s exited %d\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout[-2000:],
+                                                      p.stderr[-2000:]))
+    return parse(p.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--procs", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--cpus", default=None, help="pin every process to these CPUs (e.g. 4-7)")
+    ap.add_argument("--lib", default=os.path.join(ROOT, "build", "libautograph.so"))
+    ap.add_argument("--out", default=None, help="the rounds of every process, as JSON")
+    ap.add_argument("cmd", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
+    if not cmd:
+        ap.error("no command")
+    cpus = cpu_set(a.cpus) if a.cpus else None
+    env = {"FW_INPROC": str(a.rounds)}
+    ref_rounds, ref_sum, ref_result = run_one(cmd, env, None, cpus)
+    print("# %s, FW_INPROC=%d, %d processes%s" % (" ".join(cmd), a.rounds, a.procs,
+                                                  ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
+    print("reference (no library): checksum %s, result %s" % (ref_sum, ref_result))
+    procs, bad = [], 0
+    for i in range(a.procs):
+        rounds, csum, result = run_one(cmd, env, a.lib, cpus)
+        ratios = round_ratios(rounds)
+        same = csum == ref_sum and result == "OK"
+        bad += not same or not ratios
+        procs.append({"rounds": rounds, "ratios": ratios, "checksum": csum, "same": same})
+        if ratios:
+            g, lo, hi = gmean_ci(ratios)
+            on = statistics.median(rounds[r]["on"] for r in rounds if "on" in rounds[r])
+            print("process %d: %d rounds, on %.1f us (median), paused / on %.3fx (%.3f-%.3f)%s"
+                  % (i + 1, len(ratios), on, g, lo, hi, "" if same else ", CHECKSUM DIFFERS"))
+        else:
+            print("process %d: no complete round (%s)" % (i + 1, "checksum differs" if not same else
+                                                          "no inproc_block lines"))
+    every = [x for p in procs for x in p["ratios"]]
+    means = [gmean_ci(p["ratios"])[0] for p in procs if p["ratios"]]
+    if every:
+        print("pooled over %d rounds: paused / on %.3fx (%.3f-%.3f)" % ((len(every),) + gmean_ci(every)))
+    if means:
+        print("over %d processes' means: paused / on %.3fx (%.3f-%.3f)" % ((len(means),) + gmean_ci(means)))
+    if a.out:
+        with open(a.out, "w") as f:
+            json.dump({"cmd": cmd, "rounds": a.rounds, "cpus": a.cpus, "reference": ref_sum,
+                       "processes": procs}, f, indent=1)
+    if bad:
+        sys.exit("inproc.py: %d process(es) without rounds or with another checksum" % bad)
+
+
+if __name__ == "__main__":
+    main()
