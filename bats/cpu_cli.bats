@@ -270,22 +270,22 @@ print("result: OK")
 PY
 }
 
-@test "FW_INPROC: the timed loop's blocks alternate on and paused, every iteration runs, pauses balance" {
+@test "INPROC_ROUNDS: the timed loop's blocks alternate on and paused, every iteration runs, pauses balance" {
     inproc_app
     export BENCH="$BATS_TEST_DIRNAME/../bench"
     # 3 rounds of 20 iterations: blocks of 3 (the first untimed), on-off, off-on, on-off, then
     # the 2 left over, on
-    run env FW_INPROC=3 LD_PRELOAD="$LIB" python3 "$BATS_TEST_TMPDIR/app.py" 20
+    run env INPROC_ROUNDS=3 LD_PRELOAD="$LIB" python3 "$BATS_TEST_TMPDIR/app.py" 20
     assert_success
     assert_line "states: oooPPPPPPooooooPPPoo"
     [ "$(grep -c '^inproc_block: [0-2] \(on\|off\) [0-9.]*$' <<<"$output")" -eq 6 ]
     assert_line --regexp '^inproc_block: 1 off '
     # without the library: the same iterations, unpaused, said so
-    run env FW_INPROC=3 python3 "$BATS_TEST_TMPDIR/app.py" 20
+    run env INPROC_ROUNDS=3 python3 "$BATS_TEST_TMPDIR/app.py" 20
     assert_success
     assert_line "states: --------------------"
     assert_output --partial "libautograph is not preloaded"
-    # no FW_INPROC: one loop, no blocks
+    # no INPROC_ROUNDS: one loop, no blocks
     run env LD_PRELOAD="$LIB" python3 "$BATS_TEST_TMPDIR/app.py" 20
     assert_line "states: oooooooooooooooooooo"
     refute_output --partial "inproc_block"
@@ -306,4 +306,20 @@ PY
         -- python3 "$BATS_TEST_TMPDIR/app.py" 20
     assert_failure
     assert_output --partial "CHECKSUM DIFFERS"
+}
+
+@test "INPROC_ROUNDS in the sample apps' loop (kernels/common.h): the same blocks as the Python rows'" {
+    g++ -std=c++17 -I"$BATS_TEST_DIRNAME/.." -o "$BATS_TEST_TMPDIR/loop" \
+        "$BATS_TEST_DIRNAME/../tests/progs/inproc_loop.cpp" -ldl
+    run env INPROC_ROUNDS=3 LD_PRELOAD="$LIB" "$BATS_TEST_TMPDIR/loop"
+    assert_success
+    assert_line "states: oooPPPPPPooooooPPPoo"
+    assert_line "ran: 22"
+    [ "$(grep -c '^inproc_block: [0-2] \(on\|off\) [0-9.]*$' <<<"$output")" -eq 6 ]
+    run env INPROC_ROUNDS=3 "$BATS_TEST_TMPDIR/loop"
+    assert_line "states: --------------------"
+    assert_line "ran: 22"
+    run env LD_PRELOAD="$LIB" "$BATS_TEST_TMPDIR/loop"
+    assert_line "states: oooooooooooooooooooo"
+    refute_output --partial "inproc_block"
 }

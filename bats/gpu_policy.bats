@@ -111,3 +111,14 @@ setup() {
     assert_equal "$(s learning.rests)" 0
     [ "$(s graphs.replays)" -ge 1900 ] || fail "replays: $(s graphs.replays)"
 }
+
+@test "autograph_pause on the GPU: tiny in INPROC_ROUNDS blocks, identical results, graphs replay again after each resume" {
+    export AUTOGRAPH_STATS=1 AUTOGRAPH_BENEFIT=always INPROC_ROUNDS=4
+    # 400 timed iterations in 4 rounds of two blocks of 50; half of them paused
+    same_results tiny --n=16 --iters=400 --warmup=20 --vary=1
+    [ "$(grep -c '^inproc_block: [0-3] \(on\|off\) ' <<<"$output")" -eq 8 ] || fail "not 8 blocks"
+    [ "$(s launches.paused)" -eq $((200 * 16)) ] || fail "launches.paused $(s launches.paused), not 3200"
+    # the blocks with the library on (200 iterations, three of them after a resume) replay
+    # (fewer than all: the worker's first builds may take a while on a loaded host)
+    [ "$(s launches.replayed)" -ge $((100 * 16)) ] || fail "launches.replayed $(s launches.replayed)"
+}

@@ -32,9 +32,10 @@
 #           stats kept for `autograph report`); about 6 minutes
 #   f6      F6 (torch.compile) eager, this build and interception alone, each process's host
 #           speed paired (bench/fw_common.py's host_calib_us); 7 minutes after the build
-#   inproc  the library on against paused inside each process (bench/inproc.py, FW_INPROC: 8
+#   inproc  the library on against paused inside each process (bench/inproc.py, INPROC_ROUNDS: 8
 #           rounds of a block each way, 4 processes and a reference without the library): F1,
-#           F6, F15d, F4, free of the host speed that differs between processes; ~7 minutes
+#           F6, F15d, F4, P1 n=64, D1, P4c, free of the host speed that differs between
+#           processes; ~8 minutes
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -168,14 +169,18 @@ inproc)
     for row in "F1 90 bench/fw_torch_transformer.py --iters=400 --warmup=50" \
         "F6 150 bench/fw_torch_compile.py --iters=320 --warmup=20" \
         "F15d 120 bench/fw_hf_llama.py --cache=dynamic --iters=16 --warmup=2" \
-        "F4 80 bench/fw_hf_gpt2.py --iters=32 --warmup=3"; do
+        "F4 80 bench/fw_hf_gpt2.py --iters=32 --warmup=3" \
+        "P1_64 30 build/kernels/tiny --n=64 --iters=2000 --warmup=50" \
+        "D1 30 build/kernels/pdl_decode --iters=400" \
+        "P4c 30 build/kernels/irregular --iters=4000 --warmup=50"; do
         set -- $row
         n=$1 t=$2
         shift 2
         rounds=8
         [ "$n" = F15d ] || [ "$n" = F4 ] && rounds=4
+        case $1 in *.py) set -- python3 "$@" ;; esac
         timeout "$t" python3 bench/inproc.py --procs 4 --rounds $rounds --cpus 4-7 \
-            --out "$logs/inproc_$n.json" -- python3 "$@" >"$logs/inproc_$n.txt" 2>&1
+            --out "$logs/inproc_$n.json" -- "$@" >"$logs/inproc_$n.txt" 2>&1
         { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -12; } >>"$top/summary.txt"
     done
     ;;

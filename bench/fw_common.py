@@ -6,7 +6,7 @@ and the sample apps': launches, checksum, time_us_per_iter, result), plus two li
 timing and the checksum never include the profiler). "host_calib_us" is the process's own host
 speed (host_calib_us below), for bench/ab.py.
 
-FW_INPROC=B (bench/inproc.py): the timed loop compares libautograph on and paused inside this
+INPROC_ROUNDS=B (bench/inproc.py): the timed loop compares libautograph on and paused inside this
 one process (`inproc_blocks`, below), free of the host speed that differs between processes."""
 import argparse
 import hashlib
@@ -94,12 +94,12 @@ def cupy_or_skip():
 
 
 def inproc_blocks():
-    """FW_INPROC=B: (B, pause, resume), the library's autograph_pause and autograph_resume (or,
+    """INPROC_ROUNDS=B: (B, pause, resume), the library's autograph_pause and autograph_resume (or,
     without the library, calls that do nothing, so that an eager reference runs the same
-    iterations and its checksum compares); None when FW_INPROC is not set."""
+    iterations and its checksum compares); None when INPROC_ROUNDS is not set."""
     import ctypes
     import os
-    v = os.environ.get("FW_INPROC", "")
+    v = os.environ.get("INPROC_ROUNDS", "")
     if not v:
         return None
     try:
@@ -107,7 +107,7 @@ def inproc_blocks():
     except ValueError:
         b = 0
     if b < 1:
-        print("inproc: FW_INPROC=%r is not a count of rounds; timing as usual" % v, flush=True)
+        print("inproc: INPROC_ROUNDS=%r is not a count of rounds; timing as usual" % v, flush=True)
         return None
     lib = ctypes.CDLL(None)
     try:
@@ -118,7 +118,7 @@ def inproc_blocks():
 
 
 def run_blocks(step, first, n, sync, ab):
-    """The timed loop under FW_INPROC: B rounds, each a block with the library on and one
+    """The timed loop under INPROC_ROUNDS: B rounds, each a block with the library on and one
     paused (the order alternating: on-off, off-on, ...), n // (2B) iterations a block, its first
     untimed (a switch's own cost: the pause's flush, the first replay after it); what is left
     of n runs last, on. Prints "inproc_block: ROUND on|off US" (wall us per timed iteration,
@@ -149,7 +149,7 @@ def run_blocks(step, first, n, sync, ab):
 
 
 def timed_loop(step, first, n, sync):
-    """step(first) .. step(first + n - 1), in FW_INPROC's blocks when it is set."""
+    """step(first) .. step(first + n - 1), in INPROC_ROUNDS's blocks when it is set."""
     ab = inproc_blocks()
     if ab is None:
         for i in range(first, first + n):

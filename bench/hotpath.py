@@ -21,6 +21,8 @@ Rows (tests/harness programs, with the library preloaded):
   held       loop8 400, AUTOGRAPH_MIN_REPEATS=2 AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0
              AUTOGRAPH_MAX_HOLD_US=10000000: held and matched, replayed as graphs (the graph
              launches' driver cost taken off)
+  paused     pause 200 0 1000000: launches while the program paused the library
+             (autograph_pause after the first 3; bench/inproc.py's "off" blocks)
   once       once 30: G2's calls (31 sgemm of two kernels on the legacy stream, the last 30 timed
              once): a few learning launches whose functions' layout probes wait for the worker,
              then launches passed while learning rests
@@ -54,6 +56,7 @@ ROWS = {
     "held": (["loop8", "400"], 400 * 8, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
                                          "AUTOGRAPH_WORKER": "0", "AUTOGRAPH_MAX_HOLD_US": HOLD}),
     "once": (["once", "30"], 31 * 2, {"AUTOGRAPH_WORKER": "1"}),
+    "paused": (["pause", "200", "0", "1000000"], 200 * 8, {}),
     "updated": (["bigparams", "200"], 200 * 36, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
                                                  "AUTOGRAPH_WORKER": "0", "AUTOGRAPH_MAX_HOLD_US": HOLD}),
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""The library on against paused inside each process (FW_INPROC, bench/fw_common.py): a
+"""The library on against paused inside each process (INPROC_ROUNDS, bench/fw_common.py): a
 framework row's speed-up free of the host speed that differs from process to process (on the
 GPU machine a whole process runs at one of two speeds, whatever the variant, so a pair of
 processes compares hosts as much as libraries).
 
   bench/inproc.py [--procs N] [--rounds B] [--cpus 4-7] [--lib PATH] [--out F.json] -- CMD...
 
-Runs CMD once without the library (the checksum reference: with FW_INPROC too, so that it runs
-the same iterations), then N processes with the library preloaded and FW_INPROC=B. A process's
+Runs CMD once without the library (the checksum reference: with INPROC_ROUNDS too, so that it runs
+the same iterations), then N processes with the library preloaded and INPROC_ROUNDS=B. A process's
 round pairs its two blocks of iterations, one with the library on and one paused
 (autograph_pause: launches pass straight through, graphs and what was learned are kept):
 paused / on is that round's speed-up. Prints each process's geometric mean over its rounds,
@@ -85,9 +85,9 @@ def main():
     if not cmd:
         ap.error("no command")
     cpus = cpu_set(a.cpus) if a.cpus else None
-    env = {"FW_INPROC": str(a.rounds)}
+    env = {"INPROC_ROUNDS": str(a.rounds)}
     ref_rounds, ref_sum, ref_result = run_one(cmd, env, None, cpus)
-    print("# %s, FW_INPROC=%d, %d processes%s" % (" ".join(cmd), a.rounds, a.procs,
+    print("# %s, INPROC_ROUNDS=%d, %d processes%s" % (" ".join(cmd), a.rounds, a.procs,
                                                   ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
     print("reference (no library): checksum %s, result %s" % (ref_sum, ref_result))
     procs, bad = [], 0

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <dlfcn.h>
 #if defined(CUDART_VERSION)
 #include <cuda_profiler_api.h>
 #elif defined(CUDA_VERSION)
@@ -200,19 +201,66 @@ inline void write_iter_us(const char *path, const std::vector<double> &t, double
   fclose(f);
 }
 
+// The library on against paused inside one process (INPROC_ROUNDS=B, bench/inproc.py; the
+// same as bench/fw_common.py's): the timed iterations [warmup, total) in B rounds of two
+// blocks, one with the library on and one paused (autograph_pause, looked up at run time:
+// without the library both run alike, so a reference run does the same iterations), the
+// order alternating (on-off, off-on, ...), each block's first iteration untimed (a switch's
+// own cost).  Prints "inproc_block: ROUND on|off US" per block (host us per timed iteration,
+// the block ended by sync()); what is left of the iterations runs last, on.
+template <class Body, class Sync>
+void inproc_blocks(const LoopFlags &loop, long long rounds, Body &&body, Sync &&sync) {
+  using call = int (*)(void);
+  call pause = (call)dlsym(RTLD_DEFAULT, "autograph_pause");
+  call resume = (call)dlsym(RTLD_DEFAULT, "autograph_resume");
+  if (!pause || !resume) {
+    pause = resume = nullptr;
+    printf("inproc: libautograph is not preloaded: the rounds run unpaused\n");
+  }
+  const long long m = loop.iters / (2 * rounds);
+  if (m < 2) {
+    fprintf(stderr, "inproc: %lld iterations cannot make %lld rounds of two blocks of at least 2\n",
+            loop.iters, rounds);
+    exit(2);
+  }
+  long long g = loop.warmup;
+  for (long long r = 0; r < rounds; r++) {
+    for (int k = 0; k < 2; k++) {
+      const bool off = (k == 0) == (r % 2 == 1);
+      if (off && pause) pause();
+      body(g, g + 1);
+      sync();
+      const double t0 = now_us();
+      body(g + 1, g + m);
+      sync();
+      const double t = now_us() - t0;
+      if (off && resume) resume();
+      g += m;
+      printf("inproc_block: %lld %s %.3f\n", r, off ? "off" : "on", t / (double)(m - 1));
+    }
+  }
+  body(g, loop.total());
+}
+
 // The skeleton of every app's main loop: body(0, warmup) untimed, sync(), then
 // body(warmup, total) between sync() and sync(), timed on the host (and marked as the
-// region).  Returns us per timed iteration.  body(g0, g1) runs iterations [g0, g1).
+// region).  Returns us per timed iteration.  body(g0, g1) runs iterations [g0, g1).  With
+// INPROC_ROUNDS set, the timed iterations run in inproc_blocks (the time returned is then of
+// both kinds of block together).
 template <class Body, class Sync>
 double time_phases(const LoopFlags &loop, Body &&body, Sync &&sync) {
   const char *iter_us = getenv("APP_ITER_US");
+  const char *inproc = getenv("INPROC_ROUNDS");
+  const long long rounds = inproc ? atoll(inproc) : 0;
   std::vector<double> marks;
   if (iter_us) marks.reserve((size_t)loop.iters);
   body(0LL, loop.warmup);
   sync();
   region_mark(true);
   const double t0 = now_us();
-  if (iter_us) {
+  if (rounds > 0) {
+    inproc_blocks(loop, rounds, body, sync);
+  } else if (iter_us) {
     for (long long g = loop.warmup; g < loop.total(); g++) {
       body(g, g + 1);
       marks.push_back(now_us());
