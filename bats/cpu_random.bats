@@ -135,3 +135,21 @@ random_seeds() {
     random_seeds RANDOM_PAGEABLE_SYNC=1 AUTOGRAPH_COPY_NODES=all
     random_seeds RANDOM_PAGEABLE_SYNC=1 AUTOGRAPH_COPY_NODES=all AUTOGRAPH_PIECE=2
 }
+
+@test "random: the library paused and resumed before random operations (RANDOM_PAUSE=1): exact" {
+    local s toggles=0 paused=0 replays=0
+    for s in $SEEDS; do
+        ag RANDOM_PAUSE=1 "$H/random" "$s" 80
+        [ "$status" -eq 0 ] && [[ "$output" == *"PASS random"* ]] ||
+            fail "seed $s failed with pauses: $(grep -m1 FAIL <<<"$output")"
+        no_failures
+        toggles=$((toggles + $(sed -n 's/^random: the library paused or resumed \([0-9]*\) times$/\1/p' <<<"$output")))
+        paused=$((paused + $(stat launches.paused)))
+        replays=$((replays + $(stat graphs.replays)))
+    done
+    # the pauses came in every seed's program, launches passed while paused, and graphs
+    # still replayed between them
+    [ "$toggles" -ge 100 ] || fail "only $toggles pauses and resumes over the seeds"
+    [ "$paused" -ge 500 ] || fail "only $paused launches while paused"
+    [ "$replays" -ge 200 ] || fail "only $replays graph replays"
+}

@@ -40,7 +40,11 @@
  *   RANDOM_PAGEABLE_SYNC=1 also checks right after an async DtoH into pageable memory, as if
  *   it were synchronous (real drivers make it so; CUDA's documentation says "might be").
  *   RANDOM_ALTERNATE=1 gives every operation two sets of values and cells that take turns,
- *   run by run, launch dimensions too (a solver swapping its buffers: exec variants). */
+ *   run by run, launch dimensions too (a solver swapping its buffers: exec variants).
+ *   RANDOM_PAUSE=1 pauses the library before now and then an operation, and resumes it
+ *   before another (autograph_pause / autograph_resume, found with dlsym; from their own
+ *   hash, so the program is the same): nothing may change. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -1083,6 +1087,23 @@ static void print_program(void)
     }
 }
 
+/* RANDOM_PAUSE: the library's pause and resume (NULL without the library or the setting). */
+static int (*g_pause)(void), (*g_resume)(void);
+static int g_paused;
+static long g_toggles;
+
+/* Before operation i of step it: now and then the library is paused, or resumed. */
+static void maybe_toggle_pause(long it, int i)
+{
+    if (!g_pause || hash3(g_seed ^ 0x9a5e, (uint64_t)it, (uint64_t)i) % 100 >= 4)
+        return;
+    TR(" %s the library\n", g_paused ? "resume" : "pause");
+    HX_ASSERT((g_paused ? g_resume() : g_pause()) == 0, "autograph_%s failed",
+              g_paused ? "resume" : "pause");
+    g_paused = !g_paused;
+    g_toggles++;
+}
+
 static void run_body(int b, long it)
 {
     body *bd = &B[b];
@@ -1104,6 +1125,7 @@ static void run_body(int b, long it)
         }
         if (i == div && !extra)
             continue;
+        maybe_toggle_pause(it, i);
         op *o = &bd->ops[i];
         TR(" op %d (%s%s):\n", i, opk_name[o->k], o->helper ? ", another thread" : "");
         if (o->helper) {
@@ -1127,6 +1149,12 @@ int main(int argc, char **argv)
     g_trace = getenv("RANDOM_TRACE") && atoi(getenv("RANDOM_TRACE"));
     g_pageable_sync = getenv("RANDOM_PAGEABLE_SYNC") && atoi(getenv("RANDOM_PAGEABLE_SYNC"));
     g_alternate = getenv("RANDOM_ALTERNATE") && atoi(getenv("RANDOM_ALTERNATE"));
+    if (getenv("RANDOM_PAUSE") && atoi(getenv("RANDOM_PAUSE"))) {
+        g_pause = (int (*)(void))dlsym(RTLD_DEFAULT, "autograph_pause");
+        g_resume = (int (*)(void))dlsym(RTLD_DEFAULT, "autograph_resume");
+        if (!g_pause || !g_resume)
+            g_pause = g_resume = NULL;
+    }
     g_rng = mix64(g_seed + 1);
     g_ctx = hx_init();
     static const size_t sz_rec[] = { 8, 4, 4 };
@@ -1171,6 +1199,10 @@ int main(int argc, char **argv)
         int b = h % 100 < 8 ? (int)((h >> 8) % (uint64_t)g_nb) : g_pat[it % g_npat];
         run_body(b, it);
     }
+    if (g_paused)
+        HX_ASSERT(g_resume() == 0, "autograph_resume failed");
+    if (g_pause)
+        printf("random: the library paused or resumed %ld times\n", g_toggles);
     g_where = "end";
     CK(cuCtxSynchronize());
     host_saw_all();
