@@ -20,6 +20,7 @@ typedef struct ag_hot {
     struct ag_stream *_Atomic legacy_one; /* the legacy default stream's state while its context
                                 * is the only one with states; else NULL (stream.c, rest.h) */
 } ag_hot_t;
+_Static_assert(sizeof(ag_hot_t) <= 64, "the words every launch reads: one cache line");
 
 extern ag_hot_t ag_hot;
 
