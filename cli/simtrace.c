@@ -8,6 +8,8 @@
 #define MAX_NAME_ID (1u << 20)
 #define CHUNK ((size_t)1 << 20) /* records are kept in blocks of this size (a record: < 64 KiB) */
 
+static uint64_t roi_of(const sim_trace *t);
+
 static int fail(char *err, size_t n, const char *path, const char *fmt, const char *detail)
 {
     char what[512];
@@ -169,6 +171,7 @@ static int parse(ag_trr *r, const char *path, sim_trace *t, char *err, size_t er
             t1 = h->t_ns + h->dur_ns;
     }
     t->span_ns = t1 - t0;
+    t->roi_ns = roi_of(t);
     if (!(t->exec = malloc(t->ncalls * sizeof *t->exec)))
         goto oom;
     memset(t->exec, 0xff, t->ncalls * sizeof *t->exec);
@@ -213,4 +216,25 @@ void sim_trace_free(sim_trace *t)
 const char *sim_trace_op_name(const sim_trace *t, const ag_tr_op *op)
 {
     return op->name < t->nnames ? t->names[op->name] : NULL;
+}
+
+/* The recorded region, as the simulator takes it (cli/simulate.c: the first cuProfilerStart's
+ * start to the last cuProfilerStop's end), or 0. */
+static uint64_t roi_of(const sim_trace *t)
+{
+    uint64_t start = 0, end = 0;
+    int started = 0;
+    for (size_t i = 0; i < t->ncalls; i++) {
+        const ag_tr_hdr *h = t->calls[i].h;
+        const char *n = h->type == AG_TR_OP ? sim_trace_op_name(t, (const ag_tr_op *)h) : NULL;
+        if (!n)
+            continue;
+        if (!started && !strncmp(n, "cuProfilerStart", 15)) {
+            start = h->t_ns;
+            started = 1;
+        } else if (started && !strncmp(n, "cuProfilerStop", 14)) {
+            end = h->t_ns + h->dur_ns;
+        }
+    }
+    return end > start ? end - start : 0;
 }

@@ -43,6 +43,8 @@ typedef struct sim_trace {
     uint64_t dropped;     /* from the END record */
     uint64_t ngpu;        /* GPU records matched to a call */
     uint64_t span_ns;     /* first call's start to the last call's end */
+    uint64_t roi_ns;      /* the program's region as recorded: the first cuProfilerStart's start
+                           * to the last cuProfilerStop's end (0: no region) */
     /* per call: the GPU time the model gives its work (docs/MODEL.md, "Traced GPU
      * durations"), derived by the eager run and kept for the autograph run; UINT32_MAX where
      * none was derived. Allocated by sim_trace_read. */

@@ -20,6 +20,10 @@ with the current predictions, the current commit and the reason given. A trace w
 baseline entry fails (run --update-baseline). baseline.json may name the cost table its
 traces are simulated with ("costs", relative to the repository); otherwise the simulator's
 default (bench/costs/h100.json if present, else bench/costs/default.json).
+
+Each trace's eager run should reproduce its own recording over the program's region (the
+simulator's "calibration over the region"): those more than REGION_OFF (5%) off are named at the
+end, as what the model does not yet read right in them. They do not fail the gate.
 """
 import argparse
 import glob
@@ -31,6 +35,7 @@ import tempfile
 
 FLOOR = 0.98
 TOLERANCE = 0.03
+REGION_OFF = 0.05  # an eager region this far from its recording is named (not failed)
 SCHEMA = "libautograph-model-baseline/1"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,6 +86,7 @@ def main():
         ap.error("--update-baseline needs --why: a baseline moves only with a reason")
     dirs = a.dir or [os.path.join(ROOT, "bench", "traces"), os.path.join(ROOT, "tests", "traces")]
     failed = 0
+    off_region = []
     for d in dirs:
         traces = sorted(glob.glob(os.path.join(d, "*.agt.gz")))
         if not traces:
@@ -114,6 +120,9 @@ def main():
                 failed = 1
                 continue
             ratio = t["ratio"]
+            rcal = t.get("region_calibration")
+            if rcal is not None and abs(rcal) > REGION_OFF:
+                off_region.append(f"{name} {rcal:+.1%}")
             b = base["traces"].get(name)
             line = f"{name}: predicted ratio {ratio:.4f}"
             if b is None:
@@ -134,6 +143,9 @@ def main():
                       f"its baseline {b['ratio']:.4f})")
             else:
                 print(f"model gate: ok: {line} (baseline {b['ratio']:.4f})")
+    if off_region:
+        print(f"model gate: note: eager regions more than {REGION_OFF:.0%} from their recording "
+              f"(not failing; the model misreads these traces): {', '.join(off_region)}")
     return failed
 
 
