@@ -167,8 +167,8 @@ inproc)
     # (a row's time limit is its share of the part; its table and the pooled lines go to the
     # summary, every round to logs/inproc_ROW.json)
     for row in "F1 90 bench/fw_torch_transformer.py --iters=400 --warmup=50" \
-        "F6 150 bench/fw_torch_compile.py --iters=320 --warmup=20" \
-        "F15d 120 bench/fw_hf_llama.py --cache=dynamic --iters=16 --warmup=2" \
+        "F6 120 bench/fw_torch_compile.py --iters=320 --warmup=20" \
+        "F15d 100 bench/fw_hf_llama.py --cache=dynamic --iters=16 --warmup=2" \
         "F4 80 bench/fw_hf_gpt2.py --iters=32 --warmup=3" \
         "P1_64 30 build/kernels/tiny --n=64 --iters=2000 --warmup=50" \
         "D1 30 build/kernels/pdl_decode --iters=400" \
