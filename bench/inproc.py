@@ -21,27 +21,24 @@ pairs of processes (bench/ab.py, eager against off) measure that part.
 Exits 1 when a process fails, prints no rounds, or gives another checksum than the reference."""
 import argparse
 import json
-import math
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import ROOT, cpu_set  # noqa: E402
+from run import ROOT, cpu_set, gmean_ci, parse as parse_fields, spawn  # noqa: E402
 
 
 def parse(out):
-    """(rounds, checksum, time_us_per_iter) of one process's stdout: rounds maps a round number to
+    """(rounds, checksum, result) of one process's stdout: rounds maps a round number to
     {"on": us, "off": us}."""
-    rounds, fields = {}, {}
+    rounds = {}
     for line in out.splitlines():
         key, _, val = line.partition(":")
         if key == "inproc_block":
             r, arm, us = val.split()
             rounds.setdefault(int(r), {})[arm] = float(us)
-        elif key in ("checksum", "time_us_per_iter", "result"):
-            fields[key] = val.strip()
+    fields = parse_fields(out)
     return rounds, fields.get("checksum"), fields.get("result")
 
 
@@ -51,21 +48,8 @@ def round_ratios(rounds):
             if rounds[r].get("on", 0) > 0 and rounds[r].get("off", 0) > 0]
 
 
-def gmean_ci(ratios):
-    """Geometric mean with a 95% CI (normal approximation over the logs; none for one)."""
-    logs = [math.log(x) for x in ratios]
-    m = statistics.mean(logs)
-    se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
-    return math.exp(m), math.exp(m - 1.96 * se), math.exp(m + 1.96 * se)
-
-
 def run_one(cmd, env_extra, lib, cpus):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOGRAPH_") and k != "LD_PRELOAD"}
-    env.update(env_extra)
-    if lib:
-        env["LD_PRELOAD"] = lib
-    pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800, preexec_fn=pre)
+    p = spawn(cmd, env_extra, bool(lib), lib, cpus, timeout=1800)
     if p.returncode != 0:
         sys.exit("inproc.py: %s exited %d\n%s\n%s" % (" ".join(cmd), p.returncode, p.stdout[-2000:],
                                                       p.stderr[-2000:]))

@@ -133,9 +133,9 @@ def run(cmd, env_extra, preload, lib, cpus=None):
     return float(r["time_us_per_iter"]), r.get("checksum"), err
 
 
-def run_lines(cmd, env_extra, preload, lib, cpus=None):
-    """run's, but every "key: value" line the app printed (parse), and stderr; (None, stderr)
-    when its graph mode is unsupported."""
+def spawn(cmd, env_extra, preload, lib, cpus=None, timeout=600):
+    """One run of cmd, its output captured: without the caller's LD_PRELOAD and AUTOGRAPH_*
+    settings, with env_extra, the library preloaded if asked, pinned to `cpus` if given."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     for k in list(env):
@@ -145,7 +145,14 @@ def run_lines(cmd, env_extra, preload, lib, cpus=None):
     if preload:
         env["LD_PRELOAD"] = lib
     pre = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, preexec_fn=pre)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=pre)
+
+
+def run_lines(cmd, env_extra, preload, lib, cpus=None):
+    """run's, but every "key: value" line the app printed (parse), and stderr; (None, stderr)
+    when its graph mode is unsupported."""
+    p = spawn(cmd, env_extra, preload, lib, cpus)
     r = parse(p.stdout)
     if p.returncode == 0 and unsupported(r):
         return None, p.stderr
@@ -157,7 +164,13 @@ def run_lines(cmd, env_extra, preload, lib, cpus=None):
 def paired_ratio(eager, other):
     """Geometric mean of eager/other over the repetitions, with a 95% confidence interval (the
     runs of one repetition are adjacent in time)."""
-    logs = [math.log(e / o) for e, o in zip(eager, other)]
+    return gmean_ci([e / o for e, o in zip(eager, other)])
+
+
+def gmean_ci(ratios):
+    """Geometric mean of some ratios with a 95% confidence interval (normal approximation over
+    their logs; none for one)."""
+    logs = [math.log(x) for x in ratios]
     m = statistics.mean(logs)
     se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else 0.0
     return math.exp(m), math.exp(m - 1.96 * se), math.exp(m + 1.96 * se)
