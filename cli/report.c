@@ -468,25 +468,29 @@ static void updates(proc *ps, int np)
  * process, so their ratio is free of the process-to-process host speed that paired runs of
  * Python programs suffer (one of two speeds a process, whatever the variant: BENCHMARKS,
  * twenty-third session). */
+/* eager / graph of a sequence timed both ways in its process, or 0. */
+static double timed_both(const seqrow *row)
+{
+    double g = json_num(json_get(row->s, "median_graph_us"), 0),
+           e = json_num(json_get(row->s, "median_eager_us"), 0);
+    return g > 0 && e > 0 ? e / g : 0;
+}
+
 static void in_process(const seqrow *rows, int ns)
 {
     double sum = 0, lo = 0, hi = 0;
     int n = 0, procs = 0;
     for (int i = 0; i < ns; i++) {
-        double g = json_num(json_get(rows[i].s, "median_graph_us"), 0),
-               e = json_num(json_get(rows[i].s, "median_eager_us"), 0);
-        if (g <= 0 || e <= 0)
+        double r = timed_both(&rows[i]);
+        if (!r)
             continue;
-        double r = e / g;
         lo = n && lo < r ? lo : r;
         hi = n && hi > r ? hi : r;
         sum += log(r);
         n++;
         int seen = 0; /* (rows of one process need not be adjacent once sorted) */
         for (int k = 0; k < i && !seen; k++)
-            seen = rows[k].p == rows[i].p &&
-                   json_num(json_get(rows[k].s, "median_graph_us"), 0) > 0 &&
-                   json_num(json_get(rows[k].s, "median_eager_us"), 0) > 0;
+            seen = rows[k].p == rows[i].p && timed_both(&rows[k]);
         procs += !seen;
     }
     if (n)
