@@ -36,6 +36,7 @@
 #           rounds of a block each way, 4 processes and a reference without the library): F1,
 #           F6, F15d, F4, P1 n=64, D1, P4c, free of the host speed that differs between
 #           processes; ~8 minutes
+#   ONLY="C1 G2" limits a part's paired rows to those named.
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -67,6 +68,8 @@ make selftime >>"$logs/build.log" 2>&1
 abv() {
     local name=$1 vars=$2
     shift 2
+    # ONLY="C1 G2 ...": run just these rows of a part (a call's time is short).
+    [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || return 0
     # shellcheck disable=SC2086 # the variants are words
     timeout "${ABT:-120}" python3 bench/ab.py --reps "${R}" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 \
         --out "$logs/ab_$name.json" $vars -- "$@" >"$logs/ab_$name.txt" 2>&1
