@@ -15,6 +15,7 @@
 #include "policy/stats.h"
 #include "cache/clock.h"
 #include "cache/internal.h"
+#include "cache/nap.h"
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
@@ -57,13 +58,7 @@ static void *run(void *unused)
         uint64_t max_age = (uint64_t)ag_opt(AG_OPT_MAX_HOLD_US) * 1000u, now = ag_now_ns();
         uint64_t oldest = g_tick(now, max_age);
         ag_stat_inc(AG_ST_WATCHDOG_TICKS);
-        /* until the oldest hold left would outlive the period (a hold begun meanwhile
-         * outlives it later), at least an eighth of it, at most all of it */
-        nap = oldest && oldest + max_age > now ? oldest + max_age - now : max_age;
-        if (nap < max_age / 8)
-            nap = max_age / 8;
-        if (nap > max_age)
-            nap = max_age;
+        nap = ag_watchdog_nap(oldest, now, max_age); /* (a hold begun meanwhile is due later) */
     }
 }
 

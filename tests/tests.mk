@@ -1,6 +1,6 @@
 # Unit tests of the library's pure parts (no GPU, no driver): `make test-unit`.
 UNIT_TESTS := test_learn test_benefit test_pieces test_options test_layout test_report \
-              test_traceread test_watch
+              test_traceread test_watch test_nap
 UNIT_BINS  := $(UNIT_TESTS:%=$(BUILD)/tests/%)
 UNIT_CFLAGS := $(AG_CPPFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter \
                -Wno-missing-field-initializers -g -O1 $(UNIT_SANITIZE)
@@ -14,6 +14,7 @@ $(BUILD)/tests/test_options: tests/test_options.c $(POLICY_BASE)
 $(BUILD)/tests/test_report: tests/test_report.c cli/json.c cli/json.h policy/stats.c $(POLICY_BASE)
 $(BUILD)/tests/test_traceread: tests/test_traceread.c cli/traceread.c cli/traceread.h
 $(BUILD)/tests/test_watch: tests/test_watch.c
+$(BUILD)/tests/test_nap: tests/test_nap.c
 $(BUILD)/tests/test_layout: tests/test_layout.c cache/params.c cache/shape.c cache/spare.c \
                             policy/filter.c \
                             policy/stats.c $(POLICY_BASE)
