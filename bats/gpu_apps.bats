@@ -152,3 +152,21 @@ graphed_same() {
     python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || skip "no PyTorch with CUDA"
     graphed_same 1000 "nothing much replayed" fw_torch_threads.py --iters=200 --warmup=20
 }
+
+@test "torchdiffeq: a neural ODE's adaptive solve (the step and accept read back every step) graphed: the same solutions" {
+    # bench/fw_torch_ode.py: dopri5 decides every step on the host (several small syncs a step),
+    # rejected steps make the runs between syncs differ; the checksum covers every solve's end
+    # state, its count of function evaluations and the last solution
+    python3 -c 'import torch, torchdiffeq; assert torch.cuda.is_available()' 2>/dev/null ||
+        skip "no PyTorch with CUDA, or no torchdiffeq"
+    graphed_same 1000 "nothing much replayed" fw_torch_ode.py --iters=20 --warmup=3
+}
+
+@test "Numba CUDA kernels on the default stream (cuda-bindings, cuGetProcAddress) graphed: the same grid" {
+    # bench/fw_numba.py: a user's @cuda.jit stencil (arguments alternating between two grids),
+    # a reduction read back per iteration; every launch reaches the driver through functions
+    # Numba's bindings found with cuGetProcAddress
+    python3 -c 'from numba import cuda; assert cuda.is_available()' 2>/dev/null ||
+        skip "no Numba with CUDA"
+    graphed_same 1000 "nothing much replayed" fw_numba.py --iters=100 --warmup=10
+}

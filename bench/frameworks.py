@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Framework benchmark rows (F1-F14) for bench/run.py, and the interposer's ceiling.
+"""Framework benchmark rows (F1-F21) for bench/run.py, and the interposer's ceiling.
 
 workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
 command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
@@ -86,6 +86,12 @@ def workloads(build, quick):
     if _have("torch"):
         W.append(("F19", "PyTorch inference from 2 host threads, each with its own model and stream, top class read back per request",
                   script("fw_torch_threads.py", "--iters=%d" % (it // 3), "--warmup=20"), False))
+    if _have("torch", "torchdiffeq"):
+        W.append(("F20", "PyTorch neural ODE: torchdiffeq dopri5 (adaptive; the step, error and accept read back every step), MLP field, batch 64",
+                  script("fw_torch_ode.py", "--iters=%d" % (it // 20), "--warmup=5"), False))
+    if _have("numba"):
+        W.append(("F21", "a user's own Numba CUDA kernels: heat-equation stencil, 20 steps + a max reduction read back per iteration, default stream",
+                  script("fw_numba.py", "--iters=%d" % (it // 3), "--warmup=20"), False))
     if _have("jax"):
         W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
                   script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))
