@@ -170,3 +170,11 @@ graphed_same() {
         skip "no Numba with CUDA"
     graphed_same 1000 "nothing much replayed" fw_numba.py --iters=100 --warmup=10
 }
+
+@test "JAX conjugate gradients in a jitted while loop (data-dependent trip count) graphed: the same answers" {
+    # bench/fw_jax_cg.py: jax.scipy.sparse.linalg.cg until convergence inside jax.jit, XLA's
+    # loop asking the host (or its command buffers) whether to go on; deterministic XLA ops, so
+    # the answers' norms and the last answer are bit-identical with and without the library
+    python3 -c 'import jax; assert jax.default_backend() == "gpu"' 2>/dev/null || skip "no JAX with CUDA"
+    graphed_same 0 "nothing replayed" fw_jax_cg.py --iters=20 --warmup=3
+}

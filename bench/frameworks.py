@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Framework benchmark rows (F1-F21) for bench/run.py, and the interposer's ceiling.
+"""Framework benchmark rows (F1-F22) for bench/run.py, and the interposer's ceiling.
 
 workloads(build, quick) returns rows in the format of run.py's workloads(): (id, description,
 command, has_graph). A row is left out when its framework cannot be imported here. ceiling()
@@ -95,6 +95,9 @@ def workloads(build, quick):
     if _have("jax"):
         W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
                   script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))
+    if _have("jax"):
+        W.append(("F22", "JAX jitted conjugate gradients until convergence (lax.while_loop), matrix-free 2D Poisson 128x128, a norm to the host",
+                  script("fw_jax_cg.py", "--iters=%d" % (it // 10), "--warmup=5"), False))
     return W
 
 
