@@ -179,5 +179,5 @@ graphed_same() {
     # little to replay, so any count passes; it is printed for the log)
     python3 -c 'import jax; assert jax.default_backend() == "gpu"' 2>/dev/null || skip "no JAX with CUDA"
     graphed_same -1 "" fw_jax_cg.py --iters=20 --warmup=3
-    echo "# fw_jax_cg: launches.replayed $(s launches.replayed) of $(s launches)" >&3
+    echo "# fw_jax_cg: launches.replayed $(s launches.replayed), launches.replayed_percent $(s launches.replayed_percent)" >&3
 }
