@@ -37,6 +37,8 @@
 #           F6, F15d, F4, P1 n=64, D1, P4c, free of the host speed that differs between
 #           processes; ~8 minutes
 #   ONLY="C1 G2" limits a part's paired rows to those named.
+#   fwnew   F20-F22 (torchdiffeq, Numba, JAX CG): their GPU tests, paired processes with
+#           `autograph report`, in-process pairs; about 7 minutes
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -45,7 +47,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -185,6 +187,30 @@ inproc)
         timeout "$t" python3 bench/inproc.py --procs 4 --rounds $rounds --cpus 4-7 \
             --out "$logs/inproc_$n.json" -- "$@" >"$logs/inproc_$n.txt" 2>&1
         { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -12; } >>"$top/summary.txt"
+    done
+    ;;
+fwnew)
+    # the twenty-fifth session's programs (F20 torchdiffeq, F21 Numba, F22 JAX CG): their GPU
+    # tests, paired processes with the stats kept for `autograph report`, then in-process pairs;
+    # about 7 minutes after the build
+    bats -f 'torchdiffeq|Numba|JAX conjugate' bats/gpu_apps.bats >"$logs/gpu_fwnew.tap" 2>&1
+    { echo "== GPU tests of F20-F22"; cat "$logs/gpu_fwnew.tap"; } >>"$top/summary.txt"
+    N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
+    for row in "F20 75 45 bench/fw_torch_ode.py --iters=64 --warmup=5" \
+        "F21 60 40 bench/fw_numba.py --iters=600 --warmup=20" \
+        "F22 60 40 bench/fw_jax_cg.py --iters=80 --warmup=5"; do
+        set -- $row
+        n=$1 t=$2 ti=$3
+        shift 3
+        R=8 ABT=$t abv "$n" "$(printf "$N" "$n")" python3 "$@"
+        set -- "$logs"/stats_"$n".*.json
+        [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
+            { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"; }
+        set -- $row
+        shift 3
+        timeout "$ti" python3 bench/inproc.py --procs 4 --rounds 8 --cpus 4-7 \
+            --out "$logs/inproc_$n.json" -- python3 "$@" >"$logs/inproc_$n.txt" 2>&1
+        { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -8; } >>"$top/summary.txt"
     done
     ;;
 worker)
