@@ -39,6 +39,7 @@
 #   ONLY="C1 G2" limits a part's paired rows to those named.
 #   fwnew   F20-F22 (torchdiffeq, Numba, JAX CG): their GPU tests, paired processes with
 #           `autograph report`, in-process pairs; about 7 minutes
+#   p4c     where P4c's early in-process rounds lose: selftime by state, its report, finer rounds
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -47,7 +48,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|p4c..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -212,6 +213,24 @@ fwnew)
             --out "$logs/inproc_$n.json" -- python3 "$@" >"$logs/inproc_$n.txt" 2>&1
         { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -8; } >>"$top/summary.txt"
     done
+    ;;
+p4c)
+    # where P4c's early in-process rounds lose (twenty-fifth session: 0.85-0.97 in rounds 0-2,
+    # 0.96-1.08 after): our time per launch and ordering point by state (selftime), the fates
+    # (`autograph report`), and finer in-process rounds over a longer run
+    for i in 1 2; do
+        echo "== P4c selftime, process $i"
+        LD_PRELOAD=build/selftime/libautograph.so $K/irregular --iters=4000 --warmup=50 2>&1 | grep -E "time_us|selftime"
+    done >>"$top/summary.txt" 2>&1
+    AUTOGRAPH_STATS="$logs/stats_P4c.json" LD_PRELOAD=build/libautograph.so $K/irregular --iters=4000 --warmup=50 >/dev/null 2>&1
+    build/autograph report "$logs/stats_P4c.json" >"$logs/report_P4c.txt" 2>&1
+    { echo "== report P4c"; sed -n '/Where every launch went/,/total/p' "$logs/report_P4c.txt"; } >>"$top/summary.txt"
+    timeout 60 python3 bench/inproc.py --procs 3 --rounds 16 --cpus 4-7 --out "$logs/inproc_P4c16.json" \
+        -- $K/irregular --iters=8000 --warmup=50 >"$logs/inproc_P4c16.txt" 2>&1
+    { echo "== inproc P4c, 16 rounds of 8000 iterations"; grep -v '^inproc_block' "$logs/inproc_P4c16.txt" | tail -6
+      python3 -c 'import json, sys
+for p in json.load(open(sys.argv[1]))["processes"]:
+    print("rounds paused/on:", " ".join("%.3f" % r for r in p["ratios"]))' "$logs/inproc_P4c16.json"; } >>"$top/summary.txt" 2>&1
     ;;
 worker)
     abw C1 $K/first_launch
