@@ -14,12 +14,16 @@ every iteration's residual and the final grid.
   LD_PRELOAD=build/libautograph.so python3 bench/fw_numba.py       # with libautograph
 """
 import math
+import os
 import time
 
 import fw_common as fw
 
+os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")  # (the one-block kernels)
 try:  # (a module global: kernels compiled by Numba, or run by its simulator, look it up there)
     import numpy as np
+    if not hasattr(np, "row_stack"):  # NumPy 2.5 dropped the alias that the GPU machine's
+        np.row_stack = np.vstack      # numba-cuda still registers when it compiles
     from numba import cuda
 except ImportError:
     cuda = None
