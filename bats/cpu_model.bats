@@ -615,3 +615,43 @@ EOF2
     refute_output --partial "P1_tiny64.agt.gz +"
     refute_output --partial "P1_tiny64.agt.gz -"
 }
+
+@test "--host-scale: a host F times as slow scales the host's costs, not the GPU's; model_vs.py fits F to a measured eager time" {
+    trace launch
+    trace gpu
+    simulate_json "$T/l1.json" "$T/launch.agt"
+    simulate_json "$T/l0.json" "$T/launch.agt" --host-scale 1
+    # 1 is the recording host: the same prediction as without the option
+    [ "$(jv "$T/l1.json" 't["eager"]["time_us"], t["autograph"]["time_us"]')" = \
+      "$(jv "$T/l0.json" 't["eager"]["time_us"], t["autograph"]["time_us"]')" ]
+    [ "$(jv "$T/l0.json" 't["host_scale"]')" = 1 ]
+    # a host twice as fast: the eager run's own host time (all but its waits for the GPU)
+    # halves, and the launch-bound loop's eager time falls (not to half: its GPU work stays);
+    # the engine's run is another program's (its plans follow the host's speed)
+    simulate_json "$T/lh.json" "$T/launch.agt" --host-scale 0.5
+    own='t["eager"]["host_us"] - t["eager"]["host_stall_us"]'
+    h=$(jv "$T/lh.json" "$own")
+    h1=$(jv "$T/l1.json" "$own")
+    echo "launch: the eager host's own $h1 us at 1, $h us at 0.5"
+    python3 -c "import sys; sys.exit(0 if 0.499 <= $h / $h1 <= 0.501 else 1)"
+    python3 -c "import sys; sys.exit(0 if $(jv "$T/lh.json" 't["eager"]["time_us"]') < 0.8 * $(jv "$T/l1.json" 't["eager"]["time_us"]') else 1)"
+    # a GPU-bound loop: the GPU's time stays, so the eager time barely moves
+    simulate_json "$T/g1.json" "$T/gpu.agt"
+    simulate_json "$T/gh.json" "$T/gpu.agt" --host-scale 0.5
+    g=$(jv "$T/gh.json" 't["eager"]["time_us"]')
+    g1=$(jv "$T/g1.json" 't["eager"]["time_us"]')
+    echo "gpu: eager $g1 us at 1, $g us at 0.5"
+    python3 -c "import sys; sys.exit(0 if 0.9 <= $g / $g1 <= 1.0 else 1)"
+    run "$CLI" simulate --costs "$COSTS" --host-scale 0 "$T/launch.agt"
+    assert_failure 2
+    assert_output --partial "bad --host-scale"
+    # model_vs.py, given the eager time per iteration (64 launches) of a host 0.7 times as slow,
+    # finds F = 0.7 and reads the ratio there
+    simulate_json "$T/l7.json" "$T/launch.agt" --host-scale 0.7
+    per=$(jv "$T/l7.json" 't["eager"]["time_us"] / (t["ceiling_launches"] / 64)')
+    ratio=$(jv "$T/l7.json" 't["ratio"]')
+    run python3 "$ROOT/scripts/model_vs.py" --autograph "$CLI" --costs "$COSTS" "$T/launch.agt" 64 "$per" "$ratio" 1 9
+    assert_success
+    echo "$output"
+    assert_output --regexp "launch.agt: host x0\.(69[89]|70[0-2]).*: inside"
+}

@@ -155,8 +155,16 @@ uint64_t ag_sim_now_ns(void)
     return sim_H;
 }
 
+double sim_host_scale = 1.0;
+
+uint64_t sim_host_scaled(uint64_t ns)
+{
+    return sim_host_scale == 1.0 ? ns : (uint64_t)((double)ns * sim_host_scale + 0.5);
+}
+
 void sim_host_add(enum sim_cat cat, uint64_t ns)
 {
+    ns = sim_host_scaled(ns);
     sim_H += ns;
     if (!sim_off_critical)
         sim_host[cat] += ns;

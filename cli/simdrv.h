@@ -60,6 +60,12 @@ extern uint64_t sim_H;                  /* the host clock, ns */
 extern uint64_t sim_host[SIM_C_COUNT];  /* host time per category, ns */
 extern sim_result_gpu sim_gpu;
 extern int sim_off_critical;            /* 1: costs do not count for the app (watchdog) */
+/* The simulated host's speed against the recording host's: every host cost (the application's
+ * own time between calls, the driver's, the engine's) times this; 1 replays the trace's host.
+ * GPU times are not scaled. */
+extern double sim_host_scale;
+/* ns of the recording host's time on the simulated host. */
+uint64_t sim_host_scaled(uint64_t ns);
 
 /* trace_flags: the trace's ag_tr_file.flags (AG_TRF_GPU_EXACT: its GPU durations are the
  * work's own times; AG_TRF_GPU_SAMPLED: only a sample of the launches has one) */

@@ -1,7 +1,7 @@
 /* autograph-sim: replays AUTOGRAPH_TRACE files through the real engine over a simulated driver.
  *
  *   autograph-sim [--costs FILE] [--json FILE] [--explain] [--opt KEY=VALUE]...
- *                 [--measure-engine] TRACE...
+ *                 [--measure-engine] [--host-scale F] TRACE...
  *
  * (`autograph simulate ARGS` execs this.) For each trace, two runs, each in a fork child of its
  * own (the engine's state is process-wide and set up once; a child per run starts it fresh and
@@ -686,8 +686,8 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
         }
         /* the application's own work since its previous call */
         uint64_t gap = c->h->t_ns > prev_end ? c->h->t_ns - prev_end : 0;
-        sim_worker_run(sim_H + gap);
-        run_watchdog(sim_H + gap);
+        sim_worker_run(sim_H + sim_host_scaled(gap));
+        run_watchdog(sim_H + sim_host_scaled(gap));
         sim_host_add(SIM_C_APP, gap);
         uint64_t end = c->h->t_ns + c->h->dur_ns;
         if (end > prev_end)
@@ -925,7 +925,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: autograph simulate [--costs FILE] [--json FILE] [--explain] [--opt KEY=VALUE]...\n"
-            "                          [--measure-engine] TRACE...\n"
+            "                          [--measure-engine] [--host-scale F] TRACE...\n"
             "\n"
             "Replays AUTOGRAPH_TRACE files (.agt, .agt.gz) through libautograph's engine over a\n"
             "simulated driver and GPU, eagerly and with the engine on, and predicts both times.\n"
@@ -940,7 +940,11 @@ static void usage(FILE *f)
             "  --measure-engine   the engine's own time measured on this CPU (wall clock around\n"
             "                     each engine call, less the simulated driver's) instead of the\n"
             "                     table's constants: not deterministic, and this CPU's caches\n"
-            "                     are warmer than a real driver leaves them\n");
+            "                     are warmer than a real driver leaves them\n"
+            "  --host-scale F     a host F times as slow as the recording one (0.5: twice as\n"
+            "                     fast): the program's own time between calls, the driver's\n"
+            "                     and the engine's, scaled; the GPU's is not. To compare with\n"
+            "                     a run on another host, F = its eager time / the trace's\n");
 }
 
 /* The cost table: next to the executable's tree, then the install directory. */
@@ -1013,6 +1017,15 @@ int main(int argc, char **argv)
             g.stats = argv[++i];
         } else if (!strcmp(a, "--measure-engine")) {
             g.measure = 1;
+        } else if (!strcmp(a, "--host-scale") && i + 1 < argc) {
+            char *end;
+            double f = strtod(argv[++i], &end);
+            if (*end || !(f >= 0.05 && f <= 20)) {
+                fprintf(stderr, "autograph simulate: bad --host-scale %s (a factor from 0.05 "
+                                "to 20)\n", argv[i]);
+                return 2;
+            }
+            sim_host_scale = f;
         } else if (!strcmp(a, "--opt") && i + 1 < argc) {
             const char *kv = argv[++i], *eq = strchr(kv, '=');
             int id = -1;
@@ -1116,6 +1129,9 @@ int main(int argc, char **argv)
             printf("  the ratio is over the program's profiler region (cuProfilerStart to "
                    "cuProfilerStop): eager %.1f us, autograph %.1f us\n",
                    us(e.time_ns), us(a.time_ns));
+        if (sim_host_scale != 1.0)
+            printf("  host scaled x%.4g: the calibration lines below compare a host of another "
+                   "speed with the recording\n", sim_host_scale);
         printf("  calibration: eager predicted %.1f us on the host vs %.1f us recorded (%+.2f%%)"
                "%s%s\n",
                us(e.host_ns), us(t.span_ns), 100 * cal,
@@ -1134,8 +1150,8 @@ int main(int argc, char **argv)
             fprintf(jf, "%s\n    {\"trace\": ", first ? "" : ",");
             json_string(jf, name);
             fprintf(jf, ", \"calls\": %zu, \"gpu_records\": %llu, \"recorded_span_us\": %.3f, "
-                        "\"ratio\": %.6f, \"calibration\": %.6f,\n     ",
-                    t.ncalls, (unsigned long long)t.ngpu, us(t.span_ns), ratio, cal);
+                        "\"ratio\": %.6f, \"calibration\": %.6f, \"host_scale\": %.6g,\n     ",
+                    t.ncalls, (unsigned long long)t.ngpu, us(t.span_ns), ratio, cal, sim_host_scale);
             if (has_rcal)
                 fprintf(jf, "\"recorded_region_us\": %.3f, \"region_calibration\": %.6f, ",
                         us(t.roi_ns), rcal);
