@@ -93,6 +93,24 @@ def cupy_or_skip():
     return cp
 
 
+def jax_or_skip():
+    """JAX on a CUDA device, with XLA_FLAGS given --xla_gpu_deterministic_ops=true (unless it
+    names that flag already) so that every run computes bit-identical values, which the
+    checksums compare; or the skip exit. Returns (jax, jax.numpy)."""
+    import os
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_gpu_deterministic_ops" not in flags:
+        os.environ["XLA_FLAGS"] = (flags + " --xla_gpu_deterministic_ops=true").strip()
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        skip("JAX is not installed")
+    if jax.default_backend() != "gpu":
+        skip("no CUDA device")
+    return jax, jnp
+
+
 def inproc_blocks():
     """INPROC_ROUNDS=B: (B, pause, resume), the library's autograph_pause and autograph_resume (or,
     without the library, calls that do nothing, so that an eager reference runs the same

@@ -14,7 +14,6 @@ events).
   python3 bench/fw_jax_cg.py                                           # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_jax_cg.py          # with libautograph
 """
-import os
 import time
 
 import fw_common as fw
@@ -25,18 +24,9 @@ def main():
     ap.add_argument("--n", type=int, default=128)
     ap.add_argument("--tol", type=float, default=1e-6)
     a = ap.parse_args()
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_gpu_deterministic_ops" not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " --xla_gpu_deterministic_ops=true").strip()
-    try:
-        import jax
-        import jax.numpy as jnp
-        import numpy as np
-        from jax.scipy.sparse.linalg import cg
-    except ImportError:
-        fw.skip("JAX is not installed")
-    if jax.default_backend() != "gpu":
-        fw.skip("no CUDA device")
+    jax, jnp = fw.jax_or_skip()
+    import numpy as np
+    from jax.scipy.sparse.linalg import cg
 
     n = a.n
 

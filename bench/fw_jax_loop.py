@@ -12,7 +12,6 @@ no CUDA events. No graph mode.
   python3 bench/fw_jax_loop.py                                           # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_jax_loop.py          # with libautograph
 """
-import os
 import time
 
 import fw_common as fw
@@ -23,17 +22,8 @@ def main():
     ap.add_argument("--width", type=int, default=256)
     ap.add_argument("--batch", type=int, default=64)
     a = ap.parse_args()
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_gpu_deterministic_ops" not in flags:
-        os.environ["XLA_FLAGS"] = (flags + " --xla_gpu_deterministic_ops=true").strip()
-    try:
-        import jax
-        import jax.numpy as jnp
-        import numpy as np
-    except ImportError:
-        fw.skip("JAX is not installed")
-    if jax.default_backend() != "gpu":
-        fw.skip("no CUDA device")
+    jax, jnp = fw.jax_or_skip()
+    import numpy as np
 
     w, key = a.width, jax.random.PRNGKey(1234)
     keys = jax.random.split(key, 19)
