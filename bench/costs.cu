@@ -65,6 +65,12 @@
 //                             spin, events around them, against one 512-node chain:
 //                             (T_64x8 - T_512) / 63, what a graph right behind another adds
 //                             (a sequence replayed in pieces)
+//   graph_pdl_overlap         how much earlier a kernel node reached by a programmatic edge
+//                             starts than one reached by a full edge: 1000-node chains of a
+//                             tiny kernel that waits for its predecessor and then triggers
+//                             (cudaGridDependencySynchronize, cudaTriggerProgrammaticLaunch-
+//                             Completion), full edges against programmatic ones:
+//                             (T_full - T_programmatic) / 999
 //   launch_latency            from the START of the host's cuLaunchKernel on an idle GPU to the
 //                             kernel running: the kernel's first thread stores a flag in mapped
 //                             pinned memory, the host polls it; latency = (host time the flag
@@ -112,6 +118,16 @@ __device__ __forceinline__ unsigned long long gtimer() {
 __global__ void tiny(float *p, float a, float b) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   p[i] = p[i] * a + b;
+}
+
+// tiny for programmatic dependent launch, as pdl_decode's kernels are: it waits for its
+// predecessor before touching p and lets its dependent start once it has written (both no-ops
+// where no programmatic edge leads to or from it).
+__global__ void tiny_pdl(float *p, float a, float b) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  cudaGridDependencySynchronize();
+  p[i] = p[i] * a + b;
+  cudaTriggerProgrammaticLaunchCompletion();
 }
 
 // One thread waits ns on the global timer: holds the stream while the host queues work.
@@ -204,7 +220,7 @@ Line fit(const std::vector<double> &x, const std::vector<double> &y) {
 struct Ctx {
   CUcontext ctx;
   CUstream st, st2;
-  CUfunction tiny, spin, flag_tiny, pong, stamped, timer_step;
+  CUfunction tiny, tiny_pdl, spin, flag_tiny, pong, stamped, timer_step;
   CUdeviceptr buf, small, slot;
   void *pinned;           // 64 bytes, mapped
   unsigned *flag;         // inside pinned (host view)
@@ -299,6 +315,31 @@ CUgraph chain(const std::string &kinds, std::vector<CUgraphNode> *nodes = nullpt
     prev = n;
   }
   if (add_ns) *add_ns = t_add;
+  return g;
+}
+
+// A chain of n tiny_pdl kernel nodes, each after the last through a programmatic edge (as
+// stream capture makes one of a launch with programmatic stream serialisation) or, with
+// programmatic false, a full one.
+CUgraph chain_pdl(int n, bool programmatic) {
+  CUgraph g;
+  CHECK_CU(cuGraphCreate(&g, 0));
+  CUgraphNode prev = nullptr;
+  for (int i = 0; i < n; i++) {
+    CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+    p.func = C.tiny_pdl;
+    CUgraphNode node;
+    const bool full = prev && !programmatic;
+    CHECK_CU(cuGraphAddKernelNode(&node, g, full ? &prev : nullptr, full ? 1 : 0, &p));
+    if (prev && programmatic) {
+      CUgraphEdgeData e;
+      memset(&e, 0, sizeof e);
+      e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+      e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+      CHECK_CU(cuGraphAddDependencies(g, &prev, &node, &e, 1));
+    }
+    prev = node;
+  }
   return g;
 }
 
@@ -438,6 +479,7 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaFree(nullptr));
   CHECK_CU(cuCtxGetCurrent(&C.ctx));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny, (const void *)tiny));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny_pdl, (const void *)tiny_pdl));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.spin, (const void *)spin));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.flag_tiny, (const void *)flag_tiny));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.pong, (const void *)pong));
@@ -696,6 +738,16 @@ int main(int argc, char **argv) {
   for (CUgraphExec x : {ew, ep}) CHECK_CU(cuGraphExecDestroy(x));
   for (CUgraph x : {gw, gp}) CHECK_CU(cuGraphDestroy(x));
 
+  // a programmatic edge against a full one: N tiny_pdl nodes chained each way
+  CUgraph gf = chain_pdl(N, false), gq = chain_pdl(N, true);
+  CUgraphExec ef = instantiate(gf), eq = instantiate(gq);
+  CHECK_CU(cuGraphUpload(ef, C.st));
+  CHECK_CU(cuGraphUpload(eq, C.st));
+  const double T_full = graph_gpu_median(ef, e0, e1, 7), T_prog = graph_gpu_median(eq, e0, e1, 7);
+  const double g_pdl_overlap = (T_full - T_prog) / (N - 1);
+  for (CUgraphExec x : {ef, eq}) CHECK_CU(cuGraphExecDestroy(x));
+  for (CUgraph x : {gf, gq}) CHECK_CU(cuGraphDestroy(x));
+
   const int K = 200;
   std::string ka(K, 'k'), km, kc;
   for (int i = 0; i < K; i++) {
@@ -865,6 +917,7 @@ int main(int argc, char **argv) {
       {"eager_kernel_gap", g_eager_gap},
       {"graph_kernel_gap", g_graph_gap},
       {"graph_boundary_gap", g_boundary_gap},
+      {"graph_pdl_overlap", g_pdl_overlap},
       {"launch_latency", g_launch_lat},
       {"graph_launch_latency", g_graph_lat},
       {"memset_small", g_memset},

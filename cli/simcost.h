@@ -26,7 +26,10 @@
 #define SIM_GPU_COSTS_OPT(X)                                                                   \
     X(graph_boundary_gap) /* what a graph launch queued right behind another graph on the same \
                            * stream adds on the GPU, beyond graph_kernel_gap (bench/costs.cu: \
-                           * 64 launches of an 8-node chain against one 512-node chain) */
+                           * 64 launches of an 8-node chain against one 512-node chain) */ \
+    X(graph_pdl_overlap)  /* how much earlier a kernel node reached by a programmatic edge   \
+                           * starts than one reached by a full edge (bench/costs.cu: chains of \
+                           * a kernel that waits, then triggers, each way) */
 
 /* The engine's own host time (the simulator's section of the schema). */
 #define SIM_ENGINE_COSTS(X)                                                                    \

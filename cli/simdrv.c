@@ -105,6 +105,7 @@ static uint64_t g_ctx_current = 0xC0C0;
 #define H_STEP 16u
 
 enum { N_KERNEL, N_MEMSET, N_MEMCPY };
+#define N_PDL 0x80u /* (a graph node's type bit) a kernel node reached by a programmatic edge */
 
 typedef struct sgraph {
     uint32_t n, cap;
@@ -114,7 +115,7 @@ typedef struct sgraph {
                        * (assumed to cost the exec's next launch the same: not measured) */
 } sgraph;
 typedef struct snode {
-    uint32_t graph;
+    uint32_t graph, pos; /* its graph, and its place in the graph's type array */
     uint8_t type;
 } snode;
 typedef struct sevent {
@@ -914,6 +915,7 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, int type)
     G->cap = (uint32_t)cap;
     G->type[G->n++] = (uint8_t)type;
     g_nodes[g_nnodes].graph = (uint32_t)(G - g_graphs);
+    g_nodes[g_nnodes].pos = G->n - 1;
     g_nodes[g_nnodes].type = (uint8_t)type;
     *out = (CUgraphNode)(uintptr_t)(H_NODE + H_STEP * g_nnodes++);
     sim_gpu.nodes_built++;
@@ -934,10 +936,19 @@ static CUresult d_add_memcpy_node(CUgraphNode *n, CUgraph g, const CUgraphNode *
 {
     return add_node(n, g, N_MEMCPY);
 }
+/* A programmatic edge marks the node it leads to (gpu_ns.graph_pdl_overlap: it may start
+ * before its predecessor has ended). */
 static CUresult d_add_deps(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
                            const CUgraphEdgeData *e, size_t n)
 {
     sim_host_add(SIM_C_BUILD, NS(C->host.graph_add_node));
+    for (size_t k = 0; e && k < n; k++) {
+        size_t i = handle_index((uint64_t)(uintptr_t)to[k], H_NODE, g_nnodes);
+        sgraph *G = node_graph(to[k]);
+        if (G && e[k].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC &&
+            g_nodes[i].type == N_KERNEL && g_nodes[i].pos < G->n)
+            G->type[g_nodes[i].pos] |= N_PDL;
+    }
     return CUDA_SUCCESS;
 }
 static CUresult d_node_set_attr(CUgraphNode n, CUkernelNodeAttrID id,
@@ -1058,8 +1069,8 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
         int64_t gap;
         uint64_t dur;
         /* (the nodes' own times: kept by the eager run, which ran every call) */
-        if (X->type[i] == N_KERNEL) {
-            gap = GAP(M.g_gap);
+        if ((X->type[i] & ~N_PDL) == N_KERNEL) {
+            gap = GAP(X->type[i] & N_PDL ? M.g_gap - C->gpu.graph_pdl_overlap : M.g_gap);
             dur = own_time(c, N_KERNEL, 0, issue, t, 0, 0);
         } else if (X->type[i] == N_MEMSET) {
             gap = GAP(M.gm_gap);

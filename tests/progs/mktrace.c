@@ -141,6 +141,8 @@ static int recorded; /* GPU durations as the recorder measures them on an idle G
 static uint32_t sample_n = 1;     /* one launch in N of each function timed */
 static uint64_t func_launches[64];
 
+static int pdl_launches; /* the `pdl` pattern: launches through cuLaunchKernelEx with PDL */
+
 static void launch(uint32_t fid, uint32_t nparams, uint64_t hash, uint32_t gpu_ns)
 {
     ag_tr_launch L;
@@ -151,6 +153,11 @@ static void launch(uint32_t fid, uint32_t nparams, uint64_t hash, uint32_t gpu_n
     hdr(&L.h, AG_TR_LAUNCH, dur);
     L.func = fid;
     L.entry = 0; /* cuLaunchKernel */
+    if (pdl_launches) { /* cuLaunchKernelEx, programmatic stream serialisation on */
+        L.entry = 2;
+        L.attrs = 1u << 6; /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */
+        L.pdl = 1;
+    }
     L.grid[0] = 16, L.grid[1] = L.grid[2] = 1;
     L.block[0] = 256, L.block[1] = L.block[2] = 1;
     L.param_bytes = nparams * 8;
@@ -212,7 +219,7 @@ static uint64_t h64(uint64_t x)
 int main(int argc, char **argv)
 {
     if (argc != 3 && argc != 4) {
-        fprintf(stderr, "usage: mktrace launch|gpu|gap|irregular|long|region|recorded FILE [N]\n");
+        fprintf(stderr, "usage: mktrace launch|pdl|gpu|gap|irregular|long|region|recorded FILE [N]\n");
         return 2;
     }
     if (argc == 4 && (sample_n = (uint32_t)strtoul(argv[3], NULL, 10)) < 1)
@@ -232,6 +239,7 @@ int main(int argc, char **argv)
     f.t0_ns = 123456789;
     f.pid = 4242;
     recorded = !strcmp(pat, "recorded");
+    pdl_launches = !strcmp(pat, "pdl");
     /* durations: this model's own, but for `recorded` */
     f.flags = with_gpu ? AG_TRF_GPU | (recorded ? 0 : AG_TRF_GPU_EXACT) |
                              (sample_n > 1 ? AG_TRF_GPU_SAMPLED : 0)
@@ -245,7 +253,7 @@ int main(int argc, char **argv)
     name(N_PSTART, "cuProfilerStart");
     name(N_PSTOP, "cuProfilerStop");
     stream_rec();
-    if (!strcmp(pat, "launch") || recorded) {
+    if (!strcmp(pat, "launch") || recorded || pdl_launches) {
         func(1, 3, "_Z4tinyPfif");
         for (int it = 0; it < 200; it++) {
             for (int k = 0; k < 64; k++)
