@@ -683,3 +683,50 @@ assert p0[0]["eager"]["time_us"] == p1[0]["eager"]["time_us"]
 assert p1[1]["autograph"]["time_us"] == l0[0]["autograph"]["time_us"]
 PY
 }
+
+@test "the gate's measured rows: one that agreed fails outside its CI, one that did not is only named" {
+    mkdir -p "$T/traces"
+    cp "$ROOT/tests/traces/launch.agt.gz" "$T/traces/"
+    python3 - "$ROOT/tests/traces/baseline.json" "$T/traces/baseline.json" <<'EOF2'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["traces"] = {"launch.agt.gz": b["traces"]["launch.agt.gz"]}
+json.dump(b, open(sys.argv[2], "w"))
+EOF2
+    costs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("costs", ""))' "$T/traces/baseline.json")
+    run --separate-stderr "$CLI" simulate ${costs:+--costs "$ROOT/$costs"} --json "$T/l.json" "$T/traces/launch.agt.gz"
+    assert_success
+    # a row measured on a host 1.5 times as slow as the trace's: its eager time that much
+    run --separate-stderr "$CLI" simulate ${costs:+--costs "$ROOT/$costs"} --host-scale 1.5 --json "$T/l15.json" "$T/traces/launch.agt.gz"
+    assert_success
+    per=$(jv "$T/l15.json" 't["eager"]["time_us"] / (t["ceiling_launches"] / 64)')
+    r=$(jv "$T/l15.json" 't["ratio"]')
+    r1=$(jv "$T/l.json" 't["ratio"]')
+    echo "ratio at the trace's speed $r1, at 1.5 $r"
+    # (far apart: a gate that compared at the trace's own speed would fail the first check)
+    python3 -c "import sys; sys.exit(0 if abs($r1 / $r - 1) > 0.05 else 1)"
+    # measured.json ROW_LO ROW_HI AGREES: one row of the launch loop at that host's speed
+    measured() {
+        python3 - "$T/traces/measured.json" "$per" "$r" "$1" "$2" "$3" <<'EOF2'
+import json, sys
+out, per, r, lo, hi, agrees = sys.argv[1:]
+json.dump({"schema": "libautograph-measured/1", "rows": [{
+    "row": "launch loop", "trace": "launch.agt.gz", "per_iter": 64, "eager_us": float(per),
+    "ratio": float(r), "lo": float(lo), "hi": float(hi), "agrees": agrees == "1",
+    "why": "a test", "where": "nowhere"}]}, open(out, "w"))
+EOF2
+    }
+    measured "$(python3 -c "print($r * 0.97)")" "$(python3 -c "print($r * 1.03)")" 1
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_success
+    assert_output --regexp "model gate: ok: launch loop \(nowhere\): predicted [0-9.]+x at host x1\.(49[89]|50[0-2])"
+    # a CI the prediction misses
+    measured "$(python3 -c "print($r * 1.05)")" "$(python3 -c "print($r * 1.10)")" 1
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_failure
+    assert_output --partial "outside, where it agreed"
+    measured "$(python3 -c "print($r * 1.05)")" "$(python3 -c "print($r * 1.10)")" 0
+    run python3 "$ROOT/scripts/model_gate.py" --dir "$T/traces" --autograph "$CLI"
+    assert_success
+    assert_output --partial "model gate: known disagreement: launch loop"
+}

@@ -24,6 +24,12 @@ default (bench/costs/h100.json if present, else bench/costs/default.json).
 Each trace's eager run should reproduce its own recording over the program's region (the
 simulator's "calibration over the region"): those more than REGION_OFF (5%) off are named at the
 end, as what the model does not yet read right in them. They do not fail the gate.
+
+A trace directory may hold measured.json (schema libautograph-measured/1): rows measured on the
+GPU beside the trace of their program. Each is replayed at its own host's speed (the host scale
+fitted to its eager time: scripts/model_vs.py) and set beside its 95% CI; a row that agreed
+("agrees": true) and falls outside fails -- the model no longer predicts what was measured.
+One that did not agree is printed with its why, and named when it comes inside.
 """
 import argparse
 import glob
@@ -65,6 +71,40 @@ def simulate(autograph, traces, costs):
             return json.load(f)
 
 
+def check_measured(autograph, d, costs):
+    """The rows of d/measured.json at their hosts' speeds; returns 1 when one that agreed no
+    longer does."""
+    path = os.path.join(d, "measured.json")
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        m = json.load(f)
+    if m.get("schema") != "libautograph-measured/1":
+        print(f"model gate: FAIL: {os.path.relpath(path, ROOT)}: not a libautograph-measured/1 file")
+        return 1
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from model_vs import fit  # noqa: E402 (the fit shared with the command-line tool)
+    failed = 0
+    for r in m["rows"]:
+        f, pe, pa = fit(autograph, os.path.join(ROOT, costs) if costs else None,
+                        os.path.join(d, r["trace"]), r["per_iter"], r["eager_us"])
+        pr = pe / pa
+        inside = r["lo"] <= pr <= r["hi"]
+        line = (f"{r['row']} ({r['where']}): predicted {pr:.3f}x at host x{f:.3f}, measured "
+                f"{r['ratio']:.3f}x ({r['lo']:.3f}-{r['hi']:.3f})")
+        if r.get("agrees") and not inside:
+            print(f"model gate: FAIL: {line}: outside, where it agreed")
+            failed = 1
+        elif r.get("agrees"):
+            print(f"model gate: ok: {line}")
+        elif inside:
+            print(f"model gate: note: {line}: inside now, though marked as not agreeing "
+                  f"({r.get('why', '')}): mark it agreeing")
+        else:
+            print(f"model gate: known disagreement: {line}: {r.get('why', '')}")
+    return failed
+
+
 def git_commit():
     try:
         return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
@@ -100,6 +140,8 @@ def main():
             failed = 1
             continue
         got = {os.path.basename(t["trace"]): t for t in res["traces"]}
+        if not a.update_baseline:
+            failed |= check_measured(a.autograph, d, base.get("costs"))
         if a.update_baseline:
             commit = git_commit()
             for name, t in sorted(got.items()):
