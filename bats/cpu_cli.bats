@@ -306,6 +306,16 @@ PY
         -- python3 "$BATS_TEST_TMPDIR/app.py" 20
     assert_failure
     assert_output --partial "CHECKSUM DIFFERS"
+    # --env reaches the processes with the library, not the reference: the same skew so
+    run python3 "$BENCH/inproc.py" --procs 1 --rounds 3 --lib "$LIB" --env SKEW=1 \
+        -- python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_failure
+    assert_output --partial "CHECKSUM DIFFERS"
+    assert_output --partial ", SKEW=1"
+    run python3 "$BENCH/inproc.py" --procs 1 --rounds 3 --lib "$LIB" --env SKEW \
+        -- python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_failure 2
+    assert_output --partial "not KEY=VALUE"
 }
 
 @test "INPROC_ROUNDS in the sample apps' loop (kernels/common.h): the same blocks as the Python rows'" {

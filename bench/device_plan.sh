@@ -40,6 +40,8 @@
 #   fwnew   F20-F22 (torchdiffeq, Numba, JAX CG): their GPU tests, paired processes with
 #           `autograph report`, in-process pairs; about 7 minutes
 #   p4c     where P4c's early in-process rounds lose: selftime by state, its report, finer rounds
+#   slowhost  F15d and F20 in-process with the worker on and off (AUTOGRAPH_WORKER), 4 rounds of
+#           blocks of 5 and 20 iterations: do the slow processes lose to our threads? ~8 minutes
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -48,7 +50,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|p4c..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|p4c|slowhost..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -231,6 +233,23 @@ p4c)
       python3 -c 'import json, sys
 for p in json.load(open(sys.argv[1]))["processes"]:
     print("rounds paused/on:", " ".join("%.3f" % r for r in p["ratios"]))' "$logs/inproc_P4c16.json"; } >>"$top/summary.txt" 2>&1
+    ;;
+slowhost)
+    # whether the processes that run at the host's slow speed lose because of our threads
+    # (twenty-fifth session: F15d's and F20's slowest in-process processes lost, F1's and F6's
+    # did not; the replay model keeps F15d at 1.076-1.079x at any host scale from 0.5 to 3):
+    # in-process pairs with the worker on and off, more iterations a block than the inproc part
+    for w in 1 0; do
+        for row in "F15d 150 bench/fw_hf_llama.py --cache=dynamic --iters=40 --warmup=2" \
+            "F20 90 bench/fw_torch_ode.py --iters=160 --warmup=5"; do
+            set -- $row
+            n=$1 t=$2
+            shift 2
+            timeout "$t" python3 bench/inproc.py --procs 4 --rounds 4 --cpus 4-7 --env AUTOGRAPH_WORKER=$w \
+                --out "$logs/inproc_${n}_w$w.json" -- python3 "$@" >"$logs/inproc_${n}_w$w.txt" 2>&1
+            { echo "== inproc $n, AUTOGRAPH_WORKER=$w (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_${n}_w$w.txt" | tail -8; } >>"$top/summary.txt"
+        done
+    done
     ;;
 worker)
     abw C1 $K/first_launch

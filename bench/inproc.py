@@ -4,7 +4,8 @@ framework row's speed-up free of the host speed that differs from process to pro
 GPU machine a whole process runs at one of two speeds, whatever the variant, so a pair of
 processes compares hosts as much as libraries).
 
-  bench/inproc.py [--procs N] [--rounds B] [--cpus 4-7] [--lib PATH] [--out F.json] -- CMD...
+  bench/inproc.py [--procs N] [--rounds B] [--cpus 4-7] [--lib PATH] [--env KEY=VALUE]...
+                  [--out F.json] -- CMD...
 
 Runs CMD once without the library (the checksum reference: with INPROC_ROUNDS too, so that it runs
 the same iterations), then N processes with the library preloaded and INPROC_ROUNDS=B. A process's
@@ -17,6 +18,9 @@ processes' means (the cautious one: a process's rounds share its host speed and 
 What "paused" is not: a process without the library. It still pays the interception (the
 launch path's first checks; `make bench-hotpath`, row off) and keeps the library's threads; the
 pairs of processes (bench/ab.py, eager against off) measure that part.
+
+--env sets a variable in the processes with the library only (AUTOGRAPH_WORKER=0, say: what
+their threads do to the rounds).
 
 Exits 1 when a process fails, prints no rounds, or gives another checksum than the reference."""
 import argparse
@@ -62,6 +66,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--cpus", default=None, help="pin every process to these CPUs (e.g. 4-7)")
     ap.add_argument("--lib", default=os.path.join(ROOT, "build", "libautograph.so"))
+    ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                    help="a variable for the processes with the library (repeatable)")
     ap.add_argument("--out", default=None, help="the rounds of every process, as JSON")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -70,13 +76,20 @@ def main():
         ap.error("no command")
     cpus = cpu_set(a.cpus) if a.cpus else None
     env = {"INPROC_ROUNDS": str(a.rounds)}
+    lib_env = dict(env)
+    for kv in a.env:
+        k, eq, v = kv.partition("=")
+        if not k or not eq:
+            ap.error("--env %r: not KEY=VALUE" % kv)
+        lib_env[k] = v
     ref_rounds, ref_sum, ref_result = run_one(cmd, env, None, cpus)
-    print("# %s, INPROC_ROUNDS=%d, %d processes%s" % (" ".join(cmd), a.rounds, a.procs,
-                                                  ", pinned to CPUs %s" % a.cpus if a.cpus else ""))
+    print("# %s, INPROC_ROUNDS=%d, %d processes%s%s" % (" ".join(cmd), a.rounds, a.procs,
+                                                    ", pinned to CPUs %s" % a.cpus if a.cpus else "",
+                                                    "".join(", " + kv for kv in a.env)))
     print("reference (no library): checksum %s, result %s" % (ref_sum, ref_result))
     procs, bad = [], 0
     for i in range(a.procs):
-        rounds, csum, result = run_one(cmd, env, a.lib, cpus)
+        rounds, csum, result = run_one(cmd, lib_env, a.lib, cpus)
         ratios = round_ratios(rounds)
         same = csum == ref_sum and result == "OK"
         bad += not same or not ratios
