@@ -47,7 +47,7 @@ SECONDS=0
 # iteration counts keep each trace to a few hundred iterations (the solver's 1000 iterations
 # are 4 small records each) and its gzipped file small.
 # traces: the C rows first (cheap), F6 last (a cold Inductor cache compiles for minutes)
-ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 T1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F15s F15d F15r F16 F17 F18 F19 F7 F6)
+ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 T1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F15s F15d F15r F16 F17 F18 F19 F20 F21 F22 F7 F6)
 declare -A NAME CMD
 row() { NAME[$1]=$2; CMD[$1]=$3; }
 row F1 torch_transformer "$PY bench/fw_torch_transformer.py --iters=60 --warmup=20"
@@ -70,6 +70,9 @@ row F16 triton "$PY bench/fw_triton.py --iters=200 --warmup=20"
 row F17 torch_streams "$PY bench/fw_torch_streams.py --iters=200 --warmup=20"
 row F18 cupy_async "$PY bench/fw_cupy_async.py --iters=300 --warmup=30"
 row F19 torch_threads "$PY bench/fw_torch_threads.py --iters=200 --warmup=20"
+row F20 torch_ode "$PY bench/fw_torch_ode.py --iters=20 --warmup=3"
+row F21 numba "$PY bench/fw_numba.py --iters=200 --warmup=10"
+row F22 jax_cg "$PY bench/fw_jax_cg.py --iters=20 --warmup=3"
 row G2 cublas_once "$K/cublas_once"
 row S1 solver_pageable "$K/solver --pinned=0 --iters=1000 --warmup=10"
 row P1 tiny64 "$K/tiny --n=64 --iters=300 --warmup=50"
