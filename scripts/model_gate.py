@@ -37,7 +37,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
+
+from model_vs import fit, run_json  # (scripts/: the simulator's JSON and the host-speed fit)
 
 FLOOR = 0.98
 TOLERANCE = 0.03
@@ -57,18 +58,8 @@ def load_baseline(path):
 
 
 def simulate(autograph, traces, costs):
-    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
-        cmd = [autograph, "simulate", "--json", tmp.name]
-        if costs:
-            cmd += ["--costs", os.path.join(ROOT, costs)]
-        r = subprocess.run(cmd + traces, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
-        sys.stdout.write(r.stdout)
-        sys.stderr.write(r.stderr)
-        if r.returncode:
-            return None
-        with open(tmp.name) as f:
-            return json.load(f)
+    rc, doc = run_json(autograph, traces, os.path.join(ROOT, costs) if costs else None, echo=True)
+    return None if rc else doc
 
 
 def check_measured(autograph, d, costs):
@@ -82,8 +73,6 @@ def check_measured(autograph, d, costs):
     if m.get("schema") != "libautograph-measured/1":
         print(f"model gate: FAIL: {os.path.relpath(path, ROOT)}: not a libautograph-measured/1 file")
         return 1
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from model_vs import fit  # noqa: E402 (the fit shared with the command-line tool)
     failed = 0
     for r in m["rows"]:
         f, pe, pa = fit(autograph, os.path.join(ROOT, costs) if costs else None,

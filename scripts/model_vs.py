@@ -28,16 +28,29 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def run_json(autograph, traces, costs=None, args=(), echo=False):
+    """`autograph simulate --json` of traces (with the cost table and the extra args given):
+    (its exit status, the JSON document or None). echo: its output goes on to ours (the gate
+    shows each trace's line); else it is kept back."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+        cmd = [autograph, "simulate", "--json", tmp.name] + list(args)
+        r = subprocess.run(cmd + (["--costs", costs] if costs else []) + list(traces),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if echo:
+            sys.stdout.write(r.stdout)
+            sys.stderr.write(r.stderr)
+        if r.returncode:
+            return r.returncode, r.stderr
+        with open(tmp.name) as f:
+            return 0, json.load(f)
+
+
 def simulate(autograph, costs, trace, scale):
     """(eager region us, autograph region us, kernel launches in the region) at host scale."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
-        cmd = [autograph, "simulate", "--host-scale", "%.6f" % scale, "--json", tmp.name]
-        r = subprocess.run(cmd + (["--costs", costs] if costs else []) + [trace],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if r.returncode:
-            sys.exit("model_vs.py: %s: %s" % (trace, r.stderr.strip()))
-        with open(tmp.name) as f:
-            t = json.load(f)["traces"][0]
+    rc, doc = run_json(autograph, [trace], costs, ["--host-scale", "%.6f" % scale])
+    if rc:
+        sys.exit("model_vs.py: %s: %s" % (trace, doc.strip()))
+    t = doc["traces"][0]
     return t["eager"]["time_us"], t["autograph"]["time_us"], t["ceiling_launches"]
 
 
@@ -46,13 +59,12 @@ def fit(autograph, costs, trace, per_iter, eager_us, steps=6):
     f = 1.0
     for _ in range(steps):
         e, a, n = simulate(autograph, costs, trace, f)
-        iters = n / per_iter
-        pred = e / iters
-        nf = f * eager_us / pred
+        nf = f * eager_us / (e / (n / per_iter))
         if abs(nf - f) < 1e-3 * f or not 0.05 <= nf <= 20:
             break
         f = nf
-    e, a, n = simulate(autograph, costs, trace, f)
+    else:  # (the last step moved F: its prediction is not simulated yet)
+        e, a, n = simulate(autograph, costs, trace, f)
     iters = n / per_iter
     return f, e / iters, a / iters
 
