@@ -686,8 +686,9 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
         }
         /* the application's own work since its previous call */
         uint64_t gap = c->h->t_ns > prev_end ? c->h->t_ns - prev_end : 0;
-        sim_worker_run(sim_H + sim_host_scaled(gap));
-        run_watchdog(sim_H + sim_host_scaled(gap));
+        uint64_t until = sim_H + sim_host_scaled(gap); /* (sim_host_add scales it the same) */
+        sim_worker_run(until);
+        run_watchdog(until);
         sim_host_add(SIM_C_APP, gap);
         uint64_t end = c->h->t_ns + c->h->dur_ns;
         if (end > prev_end)
