@@ -94,9 +94,6 @@ def main():
         max_change[blocks, threads](grids[1], grids[0], out)
         residuals.append(float(out.copy_to_host()[0]))  # (a sync: the convergence check)
 
-    def sync():
-        cuda.synchronize()
-
     try:
         for i in range(a.warmup):  # (the kernels compile in the first)
             step(i)
@@ -104,7 +101,7 @@ def main():
         if not residuals:
             fw.skip("Numba cannot compile or launch here: %s" % e)
         raise
-    sync()
+    cuda.synchronize()
     try:
         ev0, ev1 = cuda.event(timing=True), cuda.event(timing=True)
     except TypeError:  # (Numba's simulator, NUMBA_ENABLE_CUDASIM=1: how this script is tried
@@ -113,7 +110,7 @@ def main():
     # the timed region, as profilers (and the replay model) see it (the simulator has none)
     getattr(cuda, "profile_start", lambda: None)()
     t0 = time.perf_counter()
-    fw.timed_loop(step, a.warmup, a.iters, sync)
+    fw.timed_loop(step, a.warmup, a.iters, cuda.synchronize)
     ev1.record()
     ev1.synchronize()
     wall = time.perf_counter() - t0
