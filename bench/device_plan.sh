@@ -81,6 +81,17 @@ abv() {
     { echo "== $name $* (at ${SECONDS}s)"; grep -B1 -A15 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
 
+# inp NAME LIMIT [bench/inproc.py OPTIONS] -- CMD...: in-process pairs (CPUs 4-7) within LIMIT
+# seconds; every round to logs/inproc_NAME.json, the table (its command line first) to the
+# summary.
+inp() {
+    local name=$1 limit=$2
+    shift 2
+    timeout "$limit" python3 bench/inproc.py --cpus 4-7 --out "$logs/inproc_$name.json" "$@" \
+        >"$logs/inproc_$name.txt" 2>&1
+    { echo "== inproc $name (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$name.txt" | tail -12; } >>"$top/summary.txt"
+}
+
 # ab NAME CMD...: eager vs this build (vs the old one); abw: with this build's worker off too.
 ab() { local name=$1; shift; abv "$name" "eager= new=preload ${OLD[*]}" "$@"; }
 abw() { local name=$1; shift; abv "$name" "eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 ${OLD[*]}" "$@"; }
@@ -189,9 +200,7 @@ inproc)
         rounds=8
         [ "$n" = F15d ] || [ "$n" = F4 ] && rounds=4
         case $1 in *.py) set -- python3 "$@" ;; esac
-        timeout "$t" python3 bench/inproc.py --procs 4 --rounds $rounds --cpus 4-7 \
-            --out "$logs/inproc_$n.json" -- "$@" >"$logs/inproc_$n.txt" 2>&1
-        { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -12; } >>"$top/summary.txt"
+        inp "$n" "$t" --procs 4 --rounds $rounds -- "$@"
     done
     ;;
 fwnew)
@@ -213,9 +222,7 @@ fwnew)
             { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"; }
         set -- $row
         shift 3
-        timeout "$ti" python3 bench/inproc.py --procs 4 --rounds 8 --cpus 4-7 \
-            --out "$logs/inproc_$n.json" -- python3 "$@" >"$logs/inproc_$n.txt" 2>&1
-        { echo "== inproc $n $* (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$n.txt" | tail -8; } >>"$top/summary.txt"
+        inp "$n" "$ti" --procs 4 --rounds 8 -- python3 "$@"
     done
     ;;
 p4c)
@@ -229,12 +236,10 @@ p4c)
     AUTOGRAPH_STATS="$logs/stats_P4c.json" LD_PRELOAD=build/libautograph.so $K/irregular --iters=4000 --warmup=50 >/dev/null 2>&1
     build/autograph report "$logs/stats_P4c.json" >"$logs/report_P4c.txt" 2>&1
     { echo "== report P4c"; sed -n '/Where every launch went/,/total/p' "$logs/report_P4c.txt"; } >>"$top/summary.txt"
-    timeout 60 python3 bench/inproc.py --procs 3 --rounds 16 --cpus 4-7 --out "$logs/inproc_P4c16.json" \
-        -- $K/irregular --iters=8000 --warmup=50 >"$logs/inproc_P4c16.txt" 2>&1
-    { echo "== inproc P4c, 16 rounds of 8000 iterations"; grep -v '^inproc_block' "$logs/inproc_P4c16.txt" | tail -6
-      python3 -c 'import json, sys
+    inp P4c16 60 --procs 3 --rounds 16 -- $K/irregular --iters=8000 --warmup=50
+    python3 -c 'import json, sys
 for p in json.load(open(sys.argv[1]))["processes"]:
-    print("rounds paused/on:", " ".join("%.3f" % r for r in p["ratios"]))' "$logs/inproc_P4c16.json"; } >>"$top/summary.txt" 2>&1
+    print("rounds paused/on:", " ".join("%.3f" % r for r in p["ratios"]))' "$logs/inproc_P4c16.json" >>"$top/summary.txt" 2>&1
     ;;
 slowhost)
     # whether the processes that run at the host's slow speed lose because of our threads
@@ -247,9 +252,7 @@ slowhost)
             set -- $row
             n=$1 t=$2
             shift 2
-            timeout "$t" python3 bench/inproc.py --procs 4 --rounds 4 --cpus 4-7 --env AUTOGRAPH_WORKER=$w \
-                --out "$logs/inproc_${n}_w$w.json" -- python3 "$@" >"$logs/inproc_${n}_w$w.txt" 2>&1
-            { echo "== inproc $n, AUTOGRAPH_WORKER=$w (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_${n}_w$w.txt" | tail -8; } >>"$top/summary.txt"
+            inp "${n}_w$w" "$t" --procs 4 --rounds 4 --env AUTOGRAPH_WORKER=$w -- python3 "$@"
         done
     done
     ;;
