@@ -273,9 +273,13 @@ static void decide(ag_benefit *b)
         on = 1;
     /* graph occurrences found the GPU still busy with earlier ones (or the GPU's interval
      * between them is clearly longer than the host's: its queue grows): no pieces. Looked
-     * and never found so (a phase change): pieces again. */
+     * and never found so (a phase change): pieces again. Looks that all found the GPU idle
+     * overrule the intervals, as in the probe: a queue that grew would have been seen, and a
+     * loaded host delays the fake or real GPU's marks (P1, a sync every iteration, was once
+     * planned as one piece by them). */
+    int idle_seen = b->glooks >= AG_BEN_BEHIND && !b->gbehind;
     if (b->gbehind >= AG_BEN_BEHIND ||
-        (gpu && b->gpu_graph * 100 > b->med_graph * GPU_SLOWER_PCT))
+        (gpu && !idle_seen && b->gpu_graph * 100 > b->med_graph * GPU_SLOWER_PCT))
         b->queued = 1;
     else if (b->glooks >= AG_BEN_BEHIND)
         b->queued = 0;

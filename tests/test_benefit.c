@@ -737,6 +737,15 @@ static void test_queued_one_piece(void)
     run_both(&b, 60, &m1, &t);
     CHECK_EQ(b.state, AG_BEN_ON);
     CHECK(!b.queued);
+    /* the same with the GPU's marks late (a loaded host): its intervals 1.6x the host's, but
+     * the looks found the GPU idle: they decide, pieces stay */
+    ag_benefit_init(&b, 0, 16);
+    skip_probe(&b);
+    ag_benefit_behind(&b, 1, 0);
+    ag_benefit_behind(&b, 1, 0);
+    run_both(&b, 60, &m, &t);
+    CHECK_EQ(b.state, AG_BEN_ON);
+    CHECK(!b.queued);
 }
 
 /* A sequence that completes one time in `every` and breaks off the others: `n` times the
