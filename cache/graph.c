@@ -57,9 +57,8 @@ static const char g_copy_node_call[] = "cuGraphAddMemsetNode/MemcpyNode";
 static const char g_instantiate_call[] = "cuGraphInstantiate";
 
 /* Makes the graph of nodes[0, n) (a piece's) from the launches src->recs[0, n): adds the
- * nodes (their handles and, for launches with attributes, the attributes go into nodes[i]),
- * instantiates and uploads it on `upload` (none when NULL). On failure *what names the call
- * and nothing is left behind. */
+ * nodes (their handles go into nodes[i]), instantiates and uploads it on `upload` (none when
+ * NULL). On failure *what names the call and nothing is left behind. */
 static CUresult make_graph(ag_src *src, ag_node *nodes, uint32_t n, CUstream upload,
                            CUgraph *gout, CUgraphExec *xout, const char **what)
 {
@@ -96,12 +95,13 @@ static CUresult make_graph(ag_src *src, ag_node *nodes, uint32_t n, CUstream upl
             if ((r = ag_drv.cuGraphKernelNodeSetAttribute(nd->node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v)))
                 goto fail;
         } else if (nd->shape.kind == AG_KIND_ATTRS) {
-            memcpy(nd->attrs, src->arena + rec->attrs, nd->shape.nattrs * sizeof *nd->attrs);
-            for (uint32_t a = 0; a < nd->shape.nattrs; a++)
-                if (nd->attrs[a].id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
-                    (r = ag_drv.cuGraphKernelNodeSetAttribute(nd->node, nd->attrs[a].id,
-                                                              &nd->attrs[a].value)))
+            for (uint32_t a = 0; a < nd->shape.nattrs; a++) {
+                CUlaunchAttribute at; /* (the worker's build writes nothing of the template's) */
+                memcpy(&at, src->arena + rec->attrs + a * sizeof at, sizeof at);
+                if (at.id != CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION &&
+                    (r = ag_drv.cuGraphKernelNodeSetAttribute(nd->node, at.id, &at.value)))
                     goto fail; /* (serialisation is the edge above, not an attribute) */
+            }
         }
         prev = nd->node;
     }
@@ -141,6 +141,8 @@ static void built(ag_stream *st, ag_tmpl *T, uint32_t p, CUgraph g, CUgraphExec 
         n->prev_vhash = 0;
         n->exec_dims = n->graph_dims = recs[i - s].dims;
         n->exec_fn = n->graph_fn = recs[i - s].lay->handle;
+        if (n->shape.kind == AG_KIND_ATTRS) /* what ag_node_matches compares a built node by */
+            memcpy(n->attrs, arena + recs[i - s].attrs, n->shape.nattrs * sizeof *n->attrs);
     }
     P->graph = g;
     P->exec = x;
@@ -326,10 +328,8 @@ void ag_build_finish(ag_build_req *q, int run)
             failed = 1;
         } else {
             uint32_t s = ag_piece_start(T, q->p);
-            for (uint32_t i = 0; i < q->n; i++) {
+            for (uint32_t i = 0; i < q->n; i++)
                 T->nodes[s + i].node = q->nodes[i].node;
-                memcpy(T->nodes[s + i].attrs, q->nodes[i].attrs, sizeof q->nodes[i].attrs);
-            }
             built(st, T, q->p, q->g, q->x, est, q->recs, q->arena, q->probed);
             T->pieces[q->p].fresh = 1;
             ag_stat_inc(AG_ST_WORKER_BUILDS);

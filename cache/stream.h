@@ -39,16 +39,19 @@ typedef struct ag_node {
     ag_shape shape;
     uint64_t shape_hash;
     const ag_layout *lay;
-    CUlaunchAttribute attrs[AG_MAX_ATTRS];
+    CUlaunchAttribute *attrs;        /* shape.nattrs, in its template's block (AG_KIND_ATTRS):
+                                      * a built node's, copied when built (graph.c) */
     CUgraphNode node;                /* in its piece's graph; NULL until that is built */
-    uint8_t *exec_vals, *graph_vals; /* lay->size bytes each: the exec's and the template's */
+    uint8_t *exec_vals, *graph_vals; /* lay->size bytes each, in its template's block: the
+                                      * exec's and the template's */
     uint64_t exec_vhash;
     ag_dims exec_dims, graph_dims;   /* launch dimensions, the same way */
     void *exec_fn, *graph_fn;        /* the function, a member of shape.fn's class (params.h),
                                       * the same way */
     uint64_t prev_vhash;             /* exec_vhash before the exec's last change of this node */
     uint8_t *alt_vals;               /* the values of the piece's second exec (NULL until one is
-                                      * made; swapped with exec_vals when the two execs swap) */
+                                      * made, then malloc'd; swapped with exec_vals when the two
+                                      * execs swap, so either may be the block's) */
     uint64_t alt_vhash;
     ag_dims alt_dims;
     void *alt_fn;
@@ -95,6 +98,10 @@ typedef struct ag_tmpl {
                                       * what the program waits for */
     uint64_t plan_held_ns;           /* the host time per held launch the plan used */
     ag_node *nodes;
+    uint8_t *block;                  /* one allocation for every node's attributes and values:
+                                      * a template made at an ordering point costs two
+                                      * allocations, not two per launch (tmpl.c) */
+    size_t block_size;
     uint32_t npieces;
     uint32_t ends[AG_MAX_PIECES];    /* piece p is nodes [p ? ends[p-1] : 0, ends[p]) */
     ag_piece pieces[AG_MAX_PIECES];

@@ -2,6 +2,7 @@
 /* A template is made from a learned (or profile) sequence, indexed by its first shape, cut into
  * pieces once the costs are measured (policy/pieces.h), told its occurrences (policy/benefit.h),
  * and freed with its stream. Holding its launches and replaying it: hold.c. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,13 @@
 
 /* ---- a template's making and freeing ---------------------------------------------------- */
 
+/* Bytes of a node's values in a template's block: at least one (a function without
+ * parameters), 8-aligned (values hold pointers). */
+static size_t vals_bytes(const ag_layout *lay)
+{
+    return ((lay->size ? lay->size : 1) + 7) & ~(size_t)7;
+}
+
 ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashes, uint32_t len)
 {
     /* layouts the worker has not probed yet make no template: known before allocating one (a
@@ -36,6 +44,7 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
     T->key = key;
     T->first_hash = hashes[0];
     T->len = len;
+    size_t nattrs = 0, vals = 0;
     for (uint32_t i = 0; i < len; i++) {
         ag_node *n = &T->nodes[i];
         n->shape = shapes[i];
@@ -44,9 +53,26 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
                                                 : ag_layout_known(shapes[i].fn);
         if (!n->lay || !n->lay->graphable || n->lay->size > AG_MAX_PARAM_BYTES)
             goto fail;
-        size_t sz = n->lay->size ? n->lay->size : 1;
-        if (!(n->exec_vals = malloc(sz)) || !(n->graph_vals = malloc(sz)))
-            goto fail;
+        nattrs += shapes[i].kind == AG_KIND_ATTRS ? shapes[i].nattrs : 0;
+        vals += 2 * vals_bytes(n->lay);
+    }
+    /* attributes first (their alignment), then each node's exec and template values */
+    T->block_size = nattrs * sizeof(CUlaunchAttribute) + vals;
+    if (!(T->block = malloc(T->block_size)))
+        goto fail;
+    uint8_t *at = T->block;
+    for (uint32_t i = 0; i < len; i++) {
+        ag_node *n = &T->nodes[i];
+        if (n->shape.kind == AG_KIND_ATTRS) {
+            n->attrs = (CUlaunchAttribute *)(void *)at;
+            at += n->shape.nattrs * sizeof(CUlaunchAttribute);
+        }
+    }
+    for (uint32_t i = 0; i < len; i++) {
+        ag_node *n = &T->nodes[i];
+        n->exec_vals = at;
+        n->graph_vals = at + vals_bytes(n->lay);
+        at += 2 * vals_bytes(n->lay);
     }
     ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
     T->npieces = 1;
@@ -58,25 +84,28 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
             T->tail++;
     return T;
 fail:
-    if (T && T->nodes)
-        for (uint32_t i = 0; i < len; i++) {
-            free(T->nodes[i].exec_vals);
-            free(T->nodes[i].graph_vals);
-        }
     if (T)
         free(T->nodes);
     free(T);
     return NULL;
 }
 
+/* Whether p is in T's block (else it is a node's malloc'd alt_vals, or NULL). */
+static int in_block(const ag_tmpl *T, const uint8_t *p)
+{
+    uintptr_t b = (uintptr_t)T->block, q = (uintptr_t)p;
+    return q >= b && q < b + T->block_size;
+}
+
 void ag_tmpl_free(ag_stream *st, ag_tmpl *T)
 {
     ag_tmpl_drop_graph(st, T);
+    /* the exec and alt values swap (update.c): the one outside the block is freed */
     for (uint32_t i = 0; i < T->len; i++) {
-        free(T->nodes[i].exec_vals);
-        free(T->nodes[i].graph_vals);
-        free(T->nodes[i].alt_vals);
+        ag_node *n = &T->nodes[i];
+        free(in_block(T, n->alt_vals) ? n->exec_vals : n->alt_vals);
     }
+    free(T->block);
     free(T->nodes);
     free(T);
 }
