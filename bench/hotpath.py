@@ -26,6 +26,9 @@ Rows (tests/harness programs, with the library preloaded):
   once       once 30: G2's calls (31 sgemm of two kernels on the legacy stream, the last 30 timed
              once): a few learning launches whose functions' layout probes wait for the worker,
              then launches passed while learning rests
+  rested     phases 10000 0: a stream that never repeats (P4c's kind: 8 kernels at random, random
+             grids, a sync after one launch in five), AUTOGRAPH_WORKER=0: 98% of its launches
+             pass while learning rests, the rest are learning launches
   updated    bigparams 200, the same settings: a CNN-like forward of 36 launches, 12 with a
              1720-byte argument block that never changes, 24 whose pointers change every
              iteration: held, and the replayed graph brought up to date (node by node or whole).
@@ -57,6 +60,7 @@ ROWS = {
                                          "AUTOGRAPH_WORKER": "0", "AUTOGRAPH_MAX_HOLD_US": HOLD}),
     "once": (["once", "30"], 31 * 2, {"AUTOGRAPH_WORKER": "1"}),
     "paused": (["pause", "200", "0", "1000000"], 200 * 8, {}),
+    "rested": (["phases", "10000", "0"], 2 * 10000, {"AUTOGRAPH_WORKER": "0"}),
     "updated": (["bigparams", "200"], 200 * 36, {"AUTOGRAPH_MIN_REPEATS": "2", "AUTOGRAPH_BENEFIT": "always",
                                                  "AUTOGRAPH_WORKER": "0", "AUTOGRAPH_MAX_HOLD_US": HOLD}),
 }
