@@ -1,8 +1,12 @@
 // irregular -- a launch stream that never repeats: each iteration launches a random number
 // (1..16) of kernels, each a random one of 8 (op_kernel<0..7>) with a random grid (1..16 blocks
 // of 64, 128 or 256 threads, covering a prefix of one 4096-word buffer) and a random scalar, and
-// syncs the stream after a launch with probability 1/5.  The choices come from --seed; the CPU
-// model replays the same choices.  Eager only (--mode=graph is accepted and runs eagerly).
+// syncs the stream after a launch with probability 1/5.  The choices come from --seed and the
+// iteration's index; the CPU model replays the same choices.  Under INPROC_ROUNDS
+// (bench/inproc.py) the two blocks of a round draw the same choices: a block is ~250 random
+// iterations whose launches per iteration vary by ~3% from block to block, and every process
+// runs the same seed, so blocks of other content made the on/paused comparison of every
+// process lean the same way.  Eager only (--mode=graph is accepted and runs eagerly).
 // Launches: the sum of the random per-iteration counts (printed; fixed by --seed, --warmup,
 // --iters).
 #include "common.h"
@@ -31,9 +35,37 @@ Choice draw_launch(Rng &r) {
   return c;
 }
 
-long long run(long long g0, long long g1, Rng &r, cudaStream_t st, uint32_t *x) {
+// Which choices iteration g draws: g's own, except under INPROC_ROUNDS=B, where iteration g of
+// a round's second block draws those of the first block's g - m (m = iters / (2B), as
+// inproc_blocks in common.h cuts the timed iterations).
+struct Content {
+  long long warmup = 0, m = 0, end = 0;
+  explicit Content(const LoopFlags &loop) {
+    const char *inproc = getenv("INPROC_ROUNDS");
+    const long long rounds = inproc ? atoll(inproc) : 0;
+    if (rounds > 0 && loop.iters / (2 * rounds) >= 2) {
+      warmup = loop.warmup;
+      m = loop.iters / (2 * rounds);
+      end = warmup + 2 * rounds * m;
+    }
+  }
+  long long of(long long g) const {
+    if (!m || g < warmup || g >= end) return g;
+    const long long off = g - warmup;
+    return warmup + off / (2 * m) * 2 * m + off % m;
+  }
+};
+
+// The generator of iteration g's choices (counter-based: any iteration's, in any order).
+Rng iteration_rng(uint64_t seed, const Content &content, long long g) {
+  return Rng(seed ^ 0x1A2B3C4D5E6F7788ull ^ (0xD1B54A32D192ED03ull * (uint64_t)(content.of(g) + 1)));
+}
+
+long long run(long long g0, long long g1, uint64_t seed, const Content &content, cudaStream_t st,
+              uint32_t *x) {
   long long launches = 0;
   for (long long g = g0; g < g1; g++) {
+    Rng r = iteration_rng(seed, content, g);
     const uint32_t count = draw_count(r);
     for (uint32_t k = 0; k < count; k++) {
       const Choice c = draw_launch(r);
@@ -67,16 +99,16 @@ int main(int argc, char **argv) {
   uint32_t *x = upload_random(kElems, seed, init);
   CHECK_CUDA(cudaDeviceSynchronize());
 
-  // Launch choices use their own generator, distinct from the data's.
-  Rng r(seed ^ 0x1A2B3C4D5E6F7788ull);
+  // Launch choices use their own generators, distinct from the data's.
+  const Content content(loop);
   long long launches = 0;
   const double us = time_phases(
-      loop, [&](long long g0, long long g1) { launches += run(g0, g1, r, st, x); });
+      loop, [&](long long g0, long long g1) { launches += run(g0, g1, seed, content, st, x); });
 
   const std::vector<uint32_t> got = from_device(x, kElems);
   std::vector<uint32_t> ref = init;
-  Rng rr(seed ^ 0x1A2B3C4D5E6F7788ull);
   for (long long g = 0; g < loop.total(); g++) {
+    Rng rr = iteration_rng(seed, content, g);
     const uint32_t count = draw_count(rr);
     for (uint32_t k = 0; k < count; k++) {
       const Choice c = draw_launch(rr);
