@@ -69,14 +69,14 @@ make -j16 all progs harness >"$logs/build.log" 2>&1 || { tail -40 "$logs/build.l
 make selftime >>"$logs/build.log" 2>&1
 
 # abv NAME VARIANTS CMD...: paired runs of the given variants (bench/ab.py's syntax, space
-# separated; the first is the reference), within ABT seconds.
+# separated; the first is the reference), within ABT seconds, pinned to CPUS (default 4-7).
 abv() {
     local name=$1 vars=$2
     shift 2
     # ONLY="C1 G2 ...": run just these rows of a part (a call's time is short).
     [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || return 0
     # shellcheck disable=SC2086 # the variants are words
-    timeout "${ABT:-120}" python3 bench/ab.py --reps "${R}" --deadline $(( ${ABT:-120} - 10 )) --cpus 4-7 \
+    timeout "${ABT:-120}" python3 bench/ab.py --reps "${R}" --deadline $(( ${ABT:-120} - 10 )) --cpus "${CPUS:-4-7}" \
         --out "$logs/ab_$name.json" $vars -- "$@" >"$logs/ab_$name.txt" 2>&1
     { echo "== $name $* (at ${SECONDS}s)"; grep -B1 -A15 '^variant' "$logs/ab_$name.txt" || tail -3 "$logs/ab_$name.txt"; } >>"$top/summary.txt"
 }
@@ -324,8 +324,10 @@ multiab)
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
     R=12 ABT=50 abv M1_peer "eager= new=preload" $K/multigpu --iters=2000 --warmup=50
     R=12 ABT=50 abv M1_host "eager= new=preload" $K/multigpu --iters=2000 --warmup=50 --combine=host
-    # a torchrun job starts in 10-20 s: few pairs, each a few hundred steps
-    R=8 ABT=${DDPT:-240} abv M2_ddp "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_ddp.%p.json" \
+    # a torchrun job starts in 10-20 s: few pairs, each a few hundred steps; eight CPUs for two
+    # ranks, torchrun, NCCL's threads and ours (on four, the twenty-sixth session's preloaded
+    # processes calibrated 0.75x as fast as the eager ones)
+    CPUS=4-11 R=8 ABT=${DDPT:-240} abv M2_ddp "eager= new=preload,AUTOGRAPH_STATS=$logs/stats_ddp.%p.json" \
         python3 -m torch.distributed.run --standalone --nproc_per_node=2 bench/fw_ddp.py --iters=400 --warmup=40
     set -- "$logs"/stats_ddp.*.json
     [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_ddp.txt" 2>&1
