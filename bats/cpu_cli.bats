@@ -316,6 +316,16 @@ PY
         -- python3 "$BATS_TEST_TMPDIR/app.py" 20
     assert_failure 2
     assert_output --partial "not KEY=VALUE"
+    # --deadline: a deadline already past runs one process (never none) and still prints the
+    # figures, over it
+    run python3 "$BENCH/inproc.py" --procs 3 --rounds 3 --lib "$LIB" --deadline 0 \
+        -- python3 "$BATS_TEST_TMPDIR/app.py" 20
+    assert_success
+    assert_line --regexp '^process 1: 3 rounds, '
+    refute_line --regexp '^process 2: '
+    assert_line "stopped after 1 of 3 processes: the next would end past the 0 s deadline"
+    assert_line --regexp '^pooled over 3 rounds: paused / on '
+    assert_line --regexp "^over 1 processes' means: "
 }
 
 @test "INPROC_ROUNDS in the sample apps' loop (kernels/common.h): the same blocks as the Python rows'" {

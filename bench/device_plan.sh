@@ -82,12 +82,14 @@ abv() {
 }
 
 # inp NAME LIMIT [bench/inproc.py OPTIONS] -- CMD...: in-process pairs (CPUs 4-7) within LIMIT
-# seconds; every round to logs/inproc_NAME.json, the table (its command line first) to the
+# seconds (no process started that would end past it: the pooled lines are printed over those
+# done); every round to logs/inproc_NAME.json, the table (its command line first) to the
 # summary.
 inp() {
     local name=$1 limit=$2
     shift 2
-    timeout "$limit" python3 bench/inproc.py --cpus 4-7 --out "$logs/inproc_$name.json" "$@" \
+    timeout "$limit" python3 bench/inproc.py --cpus 4-7 --deadline $((limit - 5)) \
+        --out "$logs/inproc_$name.json" "$@" \
         >"$logs/inproc_$name.txt" 2>&1
     { echo "== inproc $name (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$name.txt" | tail -12; } >>"$top/summary.txt"
 }

@@ -5,7 +5,7 @@ GPU machine a whole process runs at one of two speeds, whatever the variant, so 
 processes compares hosts as much as libraries).
 
   bench/inproc.py [--procs N] [--rounds B] [--cpus 4-7] [--lib PATH] [--env KEY=VALUE]...
-                  [--out F.json] -- CMD...
+                  [--deadline S] [--out F.json] -- CMD...
 
 Runs CMD once without the library (the checksum reference: with INPROC_ROUNDS too, so that it runs
 the same iterations), then N processes with the library preloaded and INPROC_ROUNDS=B. A process's
@@ -19,6 +19,11 @@ What "paused" is not: a process without the library. It still pays the intercept
 launch path's first checks; `make bench-hotpath`, row off) and keeps the library's threads; the
 pairs of processes (bench/ab.py, eager against off) measure that part.
 
+--deadline S: start no further process once the slowest so far would end more than S seconds
+after the start (the reference included); the figures are then over the processes done, and
+the output says how many were left out. A caller's time-out would otherwise cut the row
+before its pooled lines.
+
 --env sets a variable in the processes with the library only (AUTOGRAPH_WORKER=0, say: what
 their threads do to the rounds).
 
@@ -28,6 +33,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import ROOT, cpu_set, gmean_ci, parse as parse_fields, spawn  # noqa: E402
@@ -69,6 +75,8 @@ def main():
     ap.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                     help="a variable for the processes with the library (repeatable)")
     ap.add_argument("--out", default=None, help="the rounds of every process, as JSON")
+    ap.add_argument("--deadline", type=float, default=None, metavar="S",
+                    help="no further process once the next would end past S seconds")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
@@ -82,14 +90,22 @@ def main():
         if not k or not eq:
             ap.error("--env %r: not KEY=VALUE" % kv)
         lib_env[k] = v
+    t0 = time.monotonic()
     ref_rounds, ref_sum, ref_result = run_one(cmd, env, None, cpus)
+    slowest = time.monotonic() - t0
     print("# %s, INPROC_ROUNDS=%d, %d processes%s%s" % (" ".join(cmd), a.rounds, a.procs,
                                                     ", pinned to CPUs %s" % a.cpus if a.cpus else "",
                                                     "".join(", " + kv for kv in a.env)))
     print("reference (no library): checksum %s, result %s" % (ref_sum, ref_result))
     procs, bad = [], 0
     for i in range(a.procs):
+        if a.deadline is not None and i and time.monotonic() - t0 + slowest > a.deadline:
+            print("stopped after %d of %d processes: the next would end past the %g s deadline"
+                  % (i, a.procs, a.deadline))
+            break
+        t = time.monotonic()
         rounds, csum, result = run_one(cmd, lib_env, a.lib, cpus)
+        slowest = max(slowest, time.monotonic() - t)
         ratios = round_ratios(rounds)
         same = csum == ref_sum and result == "OK"
         bad += not same or not ratios
