@@ -28,6 +28,22 @@ ENTRIES = ["cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunc
            "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"]
 
 
+def explain(d):
+    """What a failed run's engine did, for a failure seen once (a test under load): the
+    learning, policy, graph and flush counters that are not 0, and the sequences."""
+    c = d["counters"]
+    keep = ("sequences.", "learning.", "policy.", "graphs.", "flushes.", "holds.", "pieces.",
+            "updates.", "failures.")
+    print("counters: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())
+                                   if v and k.startswith(keep)))
+    for q in d.get("top_sequences", []):
+        print("sequence: %s launches, %s replays, %s eager, %s: %s"
+              % (q.get("length"), q.get("replays"), q.get("eager_runs"), q.get("status"),
+                 ",".join(q.get("kernel_names", q.get("kernels", [])))[:160]
+                 if isinstance(q.get("kernel_names", q.get("kernels")), list)
+                 else str(q.get("kernels"))[:160]))
+
+
 def main(argv):
     path, opts = argv[1], argv[2:]
     d = json.load(open(path))
@@ -39,6 +55,7 @@ def main(argv):
     def check(ok, what):
         if not ok:
             print(f"FAIL: {what}")
+            explain(d)
             sys.exit(1)
 
     check(set(fates) == {k[5:] for k in c if k.startswith("fate.")} and
