@@ -36,12 +36,9 @@ def explain(d):
             "updates.", "failures.")
     print("counters: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())
                                    if v and k.startswith(keep)))
-    for q in d.get("top_sequences", []):
-        print("sequence: %s launches, %s replays, %s eager, %s: %s"
-              % (q.get("length"), q.get("replays"), q.get("eager_runs"), q.get("status"),
-                 ",".join(q.get("kernel_names", q.get("kernels", [])))[:160]
-                 if isinstance(q.get("kernel_names", q.get("kernels")), list)
-                 else str(q.get("kernels"))[:160]))
+    for q in d["top_sequences"]:
+        print("sequence: %d launches, %d replays, %d eager, %s: %s"
+              % (q["length"], q["replays"], q["eager_runs"], q["status"], q["kernels"][:160]))
 
 
 def main(argv):
