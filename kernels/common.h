@@ -208,6 +208,33 @@ inline void write_iter_us(const char *path, const std::vector<double> &t, double
 // order alternating (on-off, off-on, ...), each block's first iteration untimed (a switch's
 // own cost).  Prints "inproc_block: ROUND on|off US" per block (host us per timed iteration,
 // the block ended by sync()); what is left of the iterations runs last, on.
+// The rounds INPROC_ROUNDS asks for (0: none); read once (inproc_same_work asks every iteration).
+inline long long inproc_rounds() {
+  static const long long rounds = [] {
+    const char *inproc = getenv("INPROC_ROUNDS");
+    return inproc ? atoll(inproc) : 0LL;
+  }();
+  return rounds;
+}
+
+// Iterations a block of inproc_blocks runs: the timed ones cut into 2 x rounds.
+inline long long inproc_block_len(const LoopFlags &loop, long long rounds) {
+  return loop.iters / (2 * rounds);
+}
+
+// The iteration whose work iteration g repeats: g itself, except under INPROC_ROUNDS, where a
+// round's second block repeats the first block's iterations. For an app whose iterations
+// differ (kernels/irregular.cu): both blocks of a round then do the same work, else every
+// process's on/paused comparison leans the way its seed's blocks happen to.
+inline long long inproc_same_work(const LoopFlags &loop, long long g) {
+  const long long rounds = inproc_rounds();
+  if (rounds <= 0) return g;
+  const long long m = inproc_block_len(loop, rounds);
+  if (m < 2 || g < loop.warmup || g >= loop.warmup + 2 * rounds * m) return g;
+  const long long off = g - loop.warmup;
+  return loop.warmup + off / (2 * m) * 2 * m + off % m;
+}
+
 template <class Body, class Sync>
 void inproc_blocks(const LoopFlags &loop, long long rounds, Body &&body, Sync &&sync) {
   using call = int (*)(void);
@@ -217,7 +244,7 @@ void inproc_blocks(const LoopFlags &loop, long long rounds, Body &&body, Sync &&
     pause = resume = nullptr;
     printf("inproc: libautograph is not preloaded: the rounds run unpaused\n");
   }
-  const long long m = loop.iters / (2 * rounds);
+  const long long m = inproc_block_len(loop, rounds);
   if (m < 2) {
     fprintf(stderr, "inproc: %lld iterations cannot make %lld rounds of two blocks of at least 2\n",
             loop.iters, rounds);
@@ -250,8 +277,7 @@ void inproc_blocks(const LoopFlags &loop, long long rounds, Body &&body, Sync &&
 template <class Body, class Sync>
 double time_phases(const LoopFlags &loop, Body &&body, Sync &&sync) {
   const char *iter_us = getenv("APP_ITER_US");
-  const char *inproc = getenv("INPROC_ROUNDS");
-  const long long rounds = inproc ? atoll(inproc) : 0;
+  const long long rounds = inproc_rounds();
   std::vector<double> marks;
   if (iter_us) marks.reserve((size_t)loop.iters);
   body(0LL, loop.warmup);

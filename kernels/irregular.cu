@@ -35,37 +35,18 @@ Choice draw_launch(Rng &r) {
   return c;
 }
 
-// Which choices iteration g draws: g's own, except under INPROC_ROUNDS=B, where iteration g of
-// a round's second block draws those of the first block's g - m (m = iters / (2B), as
-// inproc_blocks in common.h cuts the timed iterations).
-struct Content {
-  long long warmup = 0, m = 0, end = 0;
-  explicit Content(const LoopFlags &loop) {
-    const char *inproc = getenv("INPROC_ROUNDS");
-    const long long rounds = inproc ? atoll(inproc) : 0;
-    if (rounds > 0 && loop.iters / (2 * rounds) >= 2) {
-      warmup = loop.warmup;
-      m = loop.iters / (2 * rounds);
-      end = warmup + 2 * rounds * m;
-    }
-  }
-  long long of(long long g) const {
-    if (!m || g < warmup || g >= end) return g;
-    const long long off = g - warmup;
-    return warmup + off / (2 * m) * 2 * m + off % m;
-  }
-};
-
-// The generator of iteration g's choices (counter-based: any iteration's, in any order).
-Rng iteration_rng(uint64_t seed, const Content &content, long long g) {
-  return Rng(seed ^ 0x1A2B3C4D5E6F7788ull ^ (0xD1B54A32D192ED03ull * (uint64_t)(content.of(g) + 1)));
+// The generator of iteration g's choices (counter-based: any iteration's, in any order; the
+// same for two iterations that do the same work, common.h's inproc_same_work).
+Rng iteration_rng(uint64_t seed, const LoopFlags &loop, long long g) {
+  const long long w = inproc_same_work(loop, g);
+  return Rng(seed ^ 0x1A2B3C4D5E6F7788ull ^ (0xD1B54A32D192ED03ull * (uint64_t)(w + 1)));
 }
 
-long long run(long long g0, long long g1, uint64_t seed, const Content &content, cudaStream_t st,
+long long run(long long g0, long long g1, uint64_t seed, const LoopFlags &loop, cudaStream_t st,
               uint32_t *x) {
   long long launches = 0;
   for (long long g = g0; g < g1; g++) {
-    Rng r = iteration_rng(seed, content, g);
+    Rng r = iteration_rng(seed, loop, g);
     const uint32_t count = draw_count(r);
     for (uint32_t k = 0; k < count; k++) {
       const Choice c = draw_launch(r);
@@ -100,15 +81,14 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaDeviceSynchronize());
 
   // Launch choices use their own generators, distinct from the data's.
-  const Content content(loop);
   long long launches = 0;
   const double us = time_phases(
-      loop, [&](long long g0, long long g1) { launches += run(g0, g1, seed, content, st, x); });
+      loop, [&](long long g0, long long g1) { launches += run(g0, g1, seed, loop, st, x); });
 
   const std::vector<uint32_t> got = from_device(x, kElems);
   std::vector<uint32_t> ref = init;
   for (long long g = 0; g < loop.total(); g++) {
-    Rng rr = iteration_rng(seed, content, g);
+    Rng rr = iteration_rng(seed, loop, g);
     const uint32_t count = draw_count(rr);
     for (uint32_t k = 0; k < count; k++) {
       const Choice c = draw_launch(rr);
