@@ -150,6 +150,23 @@ static int close_segment(ag_learn *L, ag_closed *c)
     return 1;
 }
 
+/* The launches up to x that equal the one p before, counted back over the ring (to where this
+ * stretch's tracking began, or the ring's oldest). A candidate period is found at a later
+ * launch than its first repeat when the last-seen table lost an entry to another shape (its
+ * slots are a hash of shapes that carry pointers: which ones collide changes from process to
+ * process); counted from there, the run, and so the phase that places the cuts, would follow
+ * the table. Counted back, they are the stretch's own. */
+static uint64_t run_back(const ag_learn *L, uint64_t x, uint64_t p)
+{
+    uint64_t lo = x + 1 > AG_LEARN_RING ? x + 1 - AG_LEARN_RING : 0;
+    if (lo < L->start)
+        lo = L->start;
+    uint64_t y = x;
+    while (y > lo + p && L->ring[(y - 1) % AG_LEARN_RING] == L->ring[(y - 1 - p) % AG_LEARN_RING])
+        y--;
+    return x - y + 1;
+}
+
 /* Finds the smallest repeating period: a candidate p comes from the last time this shape was
  * seen; it holds while every launch equals the one p before, and is trusted once two whole
  * copies are seen. */
@@ -180,7 +197,7 @@ static void track_period(ag_learn *L, uint64_t h)
     if (!L->period && L->last[slot].hash == h && L->last[slot].pos < x &&
         x - L->last[slot].pos < AG_LEARN_RING) {
         L->period = x - L->last[slot].pos;
-        L->run = 1;
+        L->run = run_back(L, x, L->period);
     }
     L->last[slot].hash = h;
     L->last[slot].pos = x;
@@ -220,6 +237,7 @@ static void period_restart(ag_learn *L)
     L->period = L->run = 0;
     L->period_active = 0;
     L->pos += AG_LEARN_RING;
+    L->start = L->pos;
 }
 
 /* The end of a window: rest when it bore no fruit. */

@@ -74,6 +74,7 @@ typedef struct ag_learn {
                               * stream's first launch should not pay for MAX_NODES of it) */
     /* period detection over the whole stream */
     uint64_t pos;            /* launches seen */
+    uint64_t start;          /* pos where this stretch's tracking began (older: stale) */
     uint64_t period, run, phase;
     uint64_t *ring;          /* AG_LEARN_RING shape fingerprints */
     struct { uint64_t hash, pos; } *last;  /* AG_LEARN_LAST */
