@@ -29,7 +29,10 @@ A trace directory may hold measured.json (schema libautograph-measured/1): rows 
 GPU beside the trace of their program. Each is replayed at its own host's speed (the host scale
 fitted to its eager time: scripts/model_vs.py) and set beside its 95% CI; a row that agreed
 ("agrees": true) and falls outside fails -- the model no longer predicts what was measured.
-One that did not agree is printed with its why, and named when it comes inside.
+One that did not agree is printed with its why, and named when it comes inside. A row measured on
+another kind of GPU names its own cost table ("costs", relative to the repository) and its trace
+may lie in a subfolder ("trace": "h200/P1_tiny64.agt.gz", recorded on that GPU): a traced
+duration is read through the cost table of the GPU that recorded it.
 """
 import argparse
 import glob
@@ -75,7 +78,8 @@ def check_measured(autograph, d, costs):
         return 1
     failed = 0
     for r in m["rows"]:
-        f, pe, pa = fit(autograph, os.path.join(ROOT, costs) if costs else None,
+        c = r.get("costs", costs)
+        f, pe, pa = fit(autograph, os.path.join(ROOT, c) if c else None,
                         os.path.join(d, r["trace"]), r["per_iter"], r["eager_us"])
         pr = pe / pa
         inside = r["lo"] <= pr <= r["hi"]
