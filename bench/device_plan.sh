@@ -36,7 +36,7 @@
 #           rounds of a block each way, 4 processes and a reference without the library): F1,
 #           F6, F15d, F4, P1 n=64, D1, P4c, free of the host speed that differs between
 #           processes; ~8 minutes
-#   ONLY="C1 G2" limits a part's paired rows to those named.
+#   ONLY="C1 G2" limits a part's paired and in-process rows to those named.
 #   fwnew   F20-F22 (torchdiffeq, Numba, JAX CG): their GPU tests, paired processes with
 #           `autograph report`, in-process pairs; about 7 minutes
 #   p4c     where P4c's early in-process rounds lose: selftime by state, its report, finer rounds
@@ -88,6 +88,7 @@ abv() {
 inp() {
     local name=$1 limit=$2
     shift 2
+    [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || return 0
     timeout "$limit" python3 bench/inproc.py --cpus 4-7 --deadline $((limit - 5)) \
         --out "$logs/inproc_$name.json" "$@" \
         >"$logs/inproc_$name.txt" 2>&1
