@@ -95,7 +95,9 @@
 //                             (docs/MODEL.md: how the model reads traced durations)
 //
 // stderr also shows, for people: the timer's resolution, launch latency counted from the
-// call's return, and cuGraphDestroy.
+// call's return, cuGraphDestroy, and what a boundary between graphs adds when each graph is
+// sent only once the one before it has started (pieces sent as a held sequence comes in:
+// chains of 8 and of 32 nodes, 64 launches, against the same launches queued).
 #include <cuda.h>
 
 #include <algorithm>
@@ -143,6 +145,17 @@ __global__ void spin(unsigned long long ns) {
 __global__ void flag_tiny(float *p, float a, float b, unsigned *flag, unsigned v) {
   if (threadIdx.x == 0 && blockIdx.x == 0) {
     *(volatile unsigned *)flag = v;
+    __threadfence_system();
+  }
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = p[i] * a + b;
+}
+
+// The tiny kernel, and the first thread counts one more start in mapped host memory (one
+// kernel of a chain at a time: a plain increment).
+__global__ void count_tiny(float *p, float a, float b, unsigned *ctr) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    *(volatile unsigned *)ctr = *(volatile unsigned *)ctr + 1;
     __threadfence_system();
   }
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -220,7 +233,7 @@ Line fit(const std::vector<double> &x, const std::vector<double> &y) {
 struct Ctx {
   CUcontext ctx;
   CUstream st, st2;
-  CUfunction tiny, tiny_pdl, spin, flag_tiny, pong, stamped, timer_step;
+  CUfunction tiny, tiny_pdl, spin, flag_tiny, count_tiny, pong, stamped, timer_step;
   CUdeviceptr buf, small, slot;
   void *pinned;           // 64 bytes, mapped
   unsigned *flag;         // inside pinned (host view)
@@ -489,6 +502,7 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny_pdl, (const void *)tiny_pdl));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.spin, (const void *)spin));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.flag_tiny, (const void *)flag_tiny));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.count_tiny, (const void *)count_tiny));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.pong, (const void *)pong));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.stamped, (const void *)stamped_tiny));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.timer_step, (const void *)timer_step));
@@ -745,6 +759,58 @@ int main(int argc, char **argv) {
   for (CUgraphExec x : {ew, ep}) CHECK_CU(cuGraphExecDestroy(x));
   for (CUgraph x : {gw, gp}) CHECK_CU(cuGraphDestroy(x));
 
+  // graphs sent one by one, as pieces of a held sequence are: each launch of an NK-node chain
+  // (its first node counts its start in mapped memory) waits until the GPU has started the one
+  // before, so it arrives while that one runs, not queued long before; against the same NB
+  // launches queued behind a spin. What each boundary adds then (the replay model's P1 with
+  // pieces of 8 ran 6% behind the adaptive plan where the model put it 3% ahead).
+  auto paced_gap = [&](int nk) {
+    CUgraph g;
+    CHECK_CU(cuGraphCreate(&g, 0));
+    CUdeviceptr cd = C.flag_dev + 16;
+    void *cargs[] = {&C.buf, &C.a, &C.b, &cd};
+    CUgraphNode prev = nullptr;
+    for (int i = 0; i < nk; i++) {
+      CUgraphNode n;
+      CUDA_KERNEL_NODE_PARAMS p = tiny_node(i ? C.tiny_args : cargs);
+      if (!i) p.func = C.count_tiny;
+      CHECK_CU(cuGraphAddKernelNode(&n, g, prev ? &prev : nullptr, prev ? 1 : 0, &p));
+      prev = n;
+    }
+    CUgraphExec e = instantiate(g);
+    CHECK_CU(cuGraphUpload(e, C.st));
+    volatile unsigned *ctr = C.flag + 4;
+    const double queued = burst_gpu_ns(
+        1e6, [&] { for (int i = 0; i < NB; i++) CHECK_CU(cuGraphLaunch(e, C.st)); }, e0, e1,
+        "paced boundary, queued");
+    std::vector<double> v;
+    for (int r = -1; r < 7; r++) {
+      *ctr = 0;
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      launch_spin(C.st, 30e3);  // the first graph, too, is queued when its turn comes
+      CHECK_CU(cuEventRecord(e0, C.st));
+      const double t0 = now_ns();
+      for (unsigned i = 0; i < (unsigned)NB; i++) {
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        if (i + 1 < (unsigned)NB)
+          while (*ctr < i + 1)
+            if (now_ns() - t0 > 2e9) {
+              fprintf(stderr, "costs: a paced graph did not start within 2 s\n");
+              die(2);
+            }
+      }
+      CHECK_CU(cuEventRecord(e1, C.st));
+      sync(C.st);
+      float ms;
+      CHECK_CU(cuEventElapsedTime(&ms, e0, e1));
+      if (r >= 0) v.push_back((double)ms * 1e6);
+    }
+    CHECK_CU(cuGraphExecDestroy(e));
+    CHECK_CU(cuGraphDestroy(g));
+    return g_boundary_gap + (median(v) - queued) / (NB - 1);
+  };
+  const double g_paced8 = paced_gap(8), g_paced32 = paced_gap(32);
+
   // a programmatic edge against a full one: N tiny_pdl nodes chained each way
   double g_pdl_overlap = NAN;
   CUgraph gf = chain_pdl(N, false), gq = gf ? chain_pdl(N, true) : nullptr;
@@ -979,6 +1045,8 @@ int main(int argc, char **argv) {
           median(spans), step);
   fprintf(stderr, "  graphs of %d: kernels %.1f, +memsets %.1f, +copies %.1f (GPU ns)\n", K, TA,
           TM, TC);
+  fprintf(stderr, "  boundary, each graph sent once the one before it started: %.1f (8 nodes), "
+          "%.1f (32 nodes)\n", g_paced8, g_paced32);
   fprintf(stderr, "# %.1f s in all\n", (now_ns() - t_start) * 1e-9);
   return 0;
 }
