@@ -97,7 +97,8 @@
 // stderr also shows, for people: the timer's resolution, launch latency counted from the
 // call's return, cuGraphDestroy, and what a boundary between graphs adds when each graph is
 // sent only once the one before it has started (pieces sent as a held sequence comes in:
-// chains of 8 and of 32 nodes, 64 launches, against the same launches queued).
+// chains of 8 and of 32 nodes, 64 launches, against the same launches queued), and what a
+// boundary adds between distinct execs launched in turn over launches of one exec.
 #include <cuda.h>
 
 #include <algorithm>
@@ -811,6 +812,26 @@ int main(int argc, char **argv) {
   };
   const double g_paced8 = paced_gap(8), g_paced32 = paced_gap(32);
 
+  // the same NB boundaries between NX distinct execs of an NK-node chain, launched in turn
+  // (a held sequence's pieces are each their own exec), queued behind a spin, against one
+  // exec launched NB times
+  auto distinct_gap = [&](int nx) {
+    CUgraph g = chain(std::string(NK, 'k'));
+    std::vector<CUgraphExec> xs(nx);
+    for (auto &x : xs) {
+      x = instantiate(g);
+      CHECK_CU(cuGraphUpload(x, C.st));
+    }
+    const double T = burst_gpu_ns(
+        1e6, [&] { for (int i = 0; i < NB; i++) CHECK_CU(cuGraphLaunch(xs[i % nx], C.st)); }, e0,
+        e1, "distinct execs");
+    for (auto x : xs) CHECK_CU(cuGraphExecDestroy(x));
+    CHECK_CU(cuGraphDestroy(g));
+    return T;
+  };
+  const double T_same = distinct_gap(1), T_distinct8 = distinct_gap(8),
+               T_distinct64 = distinct_gap(NB);
+
   // a programmatic edge against a full one: N tiny_pdl nodes chained each way
   double g_pdl_overlap = NAN;
   CUgraph gf = chain_pdl(N, false), gq = gf ? chain_pdl(N, true) : nullptr;
@@ -1047,6 +1068,9 @@ int main(int argc, char **argv) {
           TM, TC);
   fprintf(stderr, "  boundary, each graph sent once the one before it started: %.1f (8 nodes), "
           "%.1f (32 nodes)\n", g_paced8, g_paced32);
+  fprintf(stderr, "  boundary between distinct execs (8-node chains, queued), more than between "
+          "launches of one exec: %.1f (8 execs in turn), %.1f (%d)\n",
+          (T_distinct8 - T_same) / (NB - 1), (T_distinct64 - T_same) / (NB - 1), NB);
   fprintf(stderr, "# %.1f s in all\n", (now_ns() - t_start) * 1e-9);
   return 0;
 }
