@@ -42,6 +42,10 @@
 #   p4c     where P4c's early in-process rounds lose: selftime by state, its report, finer rounds
 #   slowhost  F15d and F20 in-process with the worker on and off (AUTOGRAPH_WORKER), 4 rounds of
 #           blocks of 5 and 20 iterations: do the slow processes lose to our threads? ~8 minutes
+#   pieces  P1 n=64 with the library's fixed pieces (AUTOGRAPH_PIECE=K) against the same pieces
+#           sent by hand (tiny --mode=graph --piece=K, the held launches' host time spent as
+#           --piece-host-ns), K = 4, 8, 16, 32, and the adaptive plan and one graph: where the
+#           model's miss on plans of many equal pieces lies (the GPU or the interposer); ~2 min
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -50,7 +54,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|p4c|slowhost..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|p4c|slowhost|pieces..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -322,6 +326,15 @@ p)
     timeout 560 python3 bench/run.py --only P1,P2,P3,P4a,P4b,P4c,P5,P8 --reps 5 --cpus 4-7 \
         --out "$logs/p" >"$logs/p.txt" 2>&1
     tail -40 "$logs/p.txt" >>"$top/summary.txt"
+    ;;
+pieces)
+    # (PIECE_HOST_NS: the held launch's host time between two held launches, the app's own
+    # included: ~400 ns on the H200's host, twenty-seventh session)
+    V="adaptive=preload hand=arg=--mode=graph"
+    for k in 4 8 16 32; do
+        V="$V lib$k=preload,AUTOGRAPH_PIECE=$k by$k=arg=--mode=graph,arg=--piece=$k,arg=--piece-host-ns=${PIECE_HOST_NS:-400}"
+    done
+    R=8 ABT=150 abv P1_pieces "$V" $K/tiny --n=64 --iters=1000 --warmup=50
     ;;
 multiab)
     export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1

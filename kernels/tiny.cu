@@ -23,7 +23,7 @@ constexpr int kDivergeKernel = 4;            // op_kernel<4>: the inserted, diff
 
 struct Cfg {
   LoopFlags loop;
-  long long n, sync_every, diverge_every, host_us;
+  long long n, sync_every, diverge_every, host_us, piece, piece_host_ns;
   bool vary, graph, launch_api;
   std::string stream;
   uint64_t seed;
@@ -128,6 +128,44 @@ IterGraph build_graph(const Cfg &c, long long g, bool div, uint32_t *buf[2]) {
   return ig;
 }
 
+// An iteration as consecutive graphs of `piece` nodes each (the last may be shorter), sent one
+// after another as an interposer sends the pieces of a held sequence: before each, the host
+// spends piece_host_ns per node (the held launches' own time). The same GPU work as one graph;
+// what the boundaries and the pacing cost, without an interposer (docs/MODEL.md, twenty-seventh
+// session: the model's miss on plans of many equal pieces).
+std::vector<IterGraph> build_pieces(const Cfg &c, uint32_t *buf[2]) {
+  std::vector<IterGraph> pieces;
+  for (long long j0 = 0; j0 < c.n; j0 += c.piece) {
+    IterGraph ig;
+    CHECK_CUDA(cudaGraphCreate(&ig.graph, 0));
+    cudaGraphNode_t prev = nullptr;
+    for (long long j = j0; j < c.n && j < j0 + c.piece; j++) {
+      const Step p = step_at(c, 0, false, j);
+      const uint32_t *in;
+      uint32_t *out, s, n = kElems;
+      step_args(p, buf, in, out, s);
+      void *args[] = {&in, &out, &s, &n};
+      prev = add_kernel_node(ig.graph, prev, op_kernel_fn(p.kernel), dim3(kBlocks),
+                             dim3(kThreads), args);
+      ig.nodes.push_back(prev);
+    }
+    CHECK_CUDA(cudaGraphInstantiate(&ig.exec, ig.graph, 0));
+    pieces.push_back(ig);
+  }
+  return pieces;
+}
+
+void run_pieces(const Cfg &c, long long g0, long long g1, cudaStream_t st,
+                std::vector<IterGraph> &pieces) {
+  for (long long g = g0; g < g1; g++) {
+    for (IterGraph &ig : pieces) {
+      busy_wait_us(1e-3 * (double)(c.piece_host_ns * (long long)ig.nodes.size()));
+      CHECK_CUDA(cudaGraphLaunch(ig.exec, st));
+    }
+    if (c.sync_every > 0 && (g + 1) % c.sync_every == 0) CHECK_CUDA(cudaStreamSynchronize(st));
+  }
+}
+
 void run_graph(const Cfg &c, long long g0, long long g1, uint32_t *buf[2], cudaStream_t st,
                IterGraph graphs[2]) {
   for (long long g = g0; g < g1; g++) {
@@ -186,7 +224,16 @@ int main(int argc, char **argv) {
                           "<<<>>> or explicit cudaLaunchKernel") == "launchkernel";
   c.graph = a.choice("mode", "eager", "eager|graph", "eager launches or hand-written graph") ==
             "graph";
+  c.piece = a.num("piece", 0, 0, 1000000,
+                  "with --mode=graph: an iteration as graphs of this many nodes, sent one after "
+                  "another (0: one graph; needs --vary=0 and --diverge-every=0)");
+  c.piece_host_ns = a.num("piece-host-ns", 0, 0, 1000000,
+                          "with --piece: host busy-wait per node before each piece's launch (ns)");
   a.done();
+  if (c.piece && (!c.graph || c.vary || c.diverge_every)) {
+    fprintf(stderr, "tiny: --piece needs --mode=graph, --vary=0 and --diverge-every=0\n");
+    return 2;
+  }
 
   const std::vector<uint32_t> init[2] = {random_words(kElems, c.seed),
                                          random_words(kElems, c.seed + 1)};
@@ -198,14 +245,19 @@ int main(int argc, char **argv) {
   cudaStream_t st = pick_stream(c.stream);
 
   IterGraph graphs[2];
-  if (c.graph) {
+  std::vector<IterGraph> pieces;
+  if (c.piece) pieces = build_pieces(c, buf);
+  if (c.graph && !c.piece) {
     graphs[0] = build_graph(c, 0, false, buf);
     if (c.diverge_every > 0) graphs[1] = build_graph(c, c.diverge_every - 1, true, buf);
   }
 
   long long launches = 0, graph_launches = 0;
   const double us = time_phases(c.loop, [&](long long g0, long long g1) {
-    if (c.graph) {
+    if (c.piece) {
+      run_pieces(c, g0, g1, st, pieces);
+      graph_launches += (g1 - g0) * (long long)pieces.size();
+    } else if (c.graph) {
       run_graph(c, g0, g1, buf, st, graphs);
       graph_launches += g1 - g0;
     } else {
