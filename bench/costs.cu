@@ -98,7 +98,8 @@
 // call's return, cuGraphDestroy, and what a boundary between graphs adds when each graph is
 // sent only once the one before it has started (pieces sent as a held sequence comes in:
 // chains of 8 and of 32 nodes, 64 launches, against the same launches queued), and what a
-// boundary adds between distinct execs launched in turn over launches of one exec.
+// boundary adds between distinct execs launched in turn over launches of one exec, and
+// tiny_kernel_idle in a host-bound loop (the stream idle, not synchronised before each).
 #include <cuda.h>
 
 #include <algorithm>
@@ -968,6 +969,34 @@ int main(int argc, char **argv) {
   }
   const double g_tiny_idle = median(idle);
 
+  // the same in a host-bound loop: the stream not synchronised before each sample, only idle
+  // (the kernel before it finished ~10 us ago), as in a traced launch-bound program (P1's trace
+  // reads 2256 ns on the H200, where the above gave 2074.5: twenty-seventh session)
+  double g_idle_loop = NAN;
+  {
+    const int n = 300;
+    std::vector<CUevent> ev(2 * n);
+    for (auto &e : ev) CHECK_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    std::vector<double> host(n), v;
+    sync(C.st);
+    for (int i = 0; i < n; i++) {
+      busy_wait_us(10);
+      CHECK_CU(cuEventRecord(ev[2 * i], C.st));
+      const double t0 = now_ns();
+      launch_tiny(C.st);
+      host[i] = now_ns() - t0;
+      CHECK_CU(cuEventRecord(ev[2 * i + 1], C.st));
+    }
+    sync(C.st);
+    for (int i = 20; i < n; i++) {
+      float ms = 0;
+      CHECK_CU(cuEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+      v.push_back((double)ms * 1e6 - host[i]);
+    }
+    for (auto &e : ev) CHECK_CU(cuEventDestroy(e));
+    g_idle_loop = median(v);
+  }
+
   CHECK_CU(cuEventDestroy(e0));
   CHECK_CU(cuEventDestroy(e1));
   CHECK_CU(cuCtxSynchronize());
@@ -1066,6 +1095,8 @@ int main(int argc, char **argv) {
           median(spans), step);
   fprintf(stderr, "  graphs of %d: kernels %.1f, +memsets %.1f, +copies %.1f (GPU ns)\n", K, TA,
           TM, TC);
+  fprintf(stderr, "  tiny kernel idle in a host-bound loop (no sync before it)  %10.1f\n",
+          g_idle_loop);
   fprintf(stderr, "  boundary, each graph sent once the one before it started: %.1f (8 nodes), "
           "%.1f (32 nodes)\n", g_paced8, g_paced32);
   fprintf(stderr, "  boundary between distinct execs (8-node chains, queued), more than between "
