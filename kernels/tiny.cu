@@ -11,6 +11,8 @@
 //           buffer (g+1)%2 (ping-pong, so pointer arguments change every iteration)
 // Every diverge-every-th iteration ((g+1) % D == 0) gets one extra op_kernel<4> (scalar
 // vary ? g*7 + 0xD1 : 0xD1) in place on the output buffer, inserted before step (n+1)/2.
+#include <algorithm>
+
 #include "common.h"
 #include "ops.h"
 
@@ -110,11 +112,13 @@ void step_args(const Step &p, uint32_t *buf[2], const uint32_t *&in, uint32_t *&
   s = p.s;
 }
 
-IterGraph build_graph(const Cfg &c, long long g, bool div, uint32_t *buf[2]) {
+// Steps [j0, j1) of iteration g as a chain of kernel nodes, instantiated.
+IterGraph build_steps(const Cfg &c, long long g, bool div, uint32_t *buf[2], long long j0,
+                      long long j1) {
   IterGraph ig;
   CHECK_CUDA(cudaGraphCreate(&ig.graph, 0));
   cudaGraphNode_t prev = nullptr;
-  for (long long j = 0; j < steps_in(c, div); j++) {
+  for (long long j = j0; j < j1; j++) {
     const Step p = step_at(c, g, div, j);
     const uint32_t *in;
     uint32_t *out, s, n = kElems;
@@ -128,6 +132,10 @@ IterGraph build_graph(const Cfg &c, long long g, bool div, uint32_t *buf[2]) {
   return ig;
 }
 
+IterGraph build_graph(const Cfg &c, long long g, bool div, uint32_t *buf[2]) {
+  return build_steps(c, g, div, buf, 0, steps_in(c, div));
+}
+
 // An iteration as consecutive graphs of `piece` nodes each (the last may be shorter), sent one
 // after another as an interposer sends the pieces of a held sequence: before each, the host
 // spends piece_host_ns per node (the held launches' own time). The same GPU work as one graph;
@@ -135,23 +143,8 @@ IterGraph build_graph(const Cfg &c, long long g, bool div, uint32_t *buf[2]) {
 // session: the model's miss on plans of many equal pieces).
 std::vector<IterGraph> build_pieces(const Cfg &c, uint32_t *buf[2]) {
   std::vector<IterGraph> pieces;
-  for (long long j0 = 0; j0 < c.n; j0 += c.piece) {
-    IterGraph ig;
-    CHECK_CUDA(cudaGraphCreate(&ig.graph, 0));
-    cudaGraphNode_t prev = nullptr;
-    for (long long j = j0; j < c.n && j < j0 + c.piece; j++) {
-      const Step p = step_at(c, 0, false, j);
-      const uint32_t *in;
-      uint32_t *out, s, n = kElems;
-      step_args(p, buf, in, out, s);
-      void *args[] = {&in, &out, &s, &n};
-      prev = add_kernel_node(ig.graph, prev, op_kernel_fn(p.kernel), dim3(kBlocks),
-                             dim3(kThreads), args);
-      ig.nodes.push_back(prev);
-    }
-    CHECK_CUDA(cudaGraphInstantiate(&ig.exec, ig.graph, 0));
-    pieces.push_back(ig);
-  }
+  for (long long j0 = 0; j0 < c.n; j0 += c.piece)
+    pieces.push_back(build_steps(c, 0, false, buf, j0, std::min(c.n, j0 + c.piece)));
   return pieces;
 }
 
