@@ -205,6 +205,27 @@ setup() { harness_setup; }
     no_failures
 }
 
+@test "f: a trial never measures across a pause: no occurrence interval spans the paused block" {
+    # the default policy (trials) and a paused block of 100 ms, at places that fall in a trial
+    # (before the fix, 5 of 12 places gave a host sample of ~100000 us)
+    local p decided=0 line
+    for p in 14 16 24 30 50; do
+        run timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_LOG=debug "$H/pause" 120 "$p" $((p + 1)) 100000
+        assert_success
+        assert_output --partial "PASS pause"
+        while IFS= read -r line; do
+            decided=$((decided + 1))
+            # every sample (host, GPU, spans) is far below the paused block's 100000 us
+            if grep -qE '[0-9]{5,}\.[0-9]' <<<"${line#*samples in us}"; then
+                echo "pause at $p: a sample spans the pause: $line"
+                return 1
+            fi
+        done < <(grep 'samples in us' <<<"$output")
+    done
+    # trials decided (else nothing was tested)
+    [ "$decided" -ge 5 ]
+}
+
 @test "f: a thread captures its per-thread stream right after held launches went to a side stream" {
     ag AUTOGRAPH_MAX_HOLD_US=2000 "$H/capture_ptds" 10
     assert_success

@@ -10,16 +10,37 @@
 #include "policy/log.h"
 #include "policy/stats.h"
 
+/* No template's next occurrence measures from one before the pause: the interval would be
+ * the paused block's (a trial took 100 ms for an occurrence of 0.1 ms, harness `pause` with a
+ * gap), and bench/inproc.py pauses whole blocks of a program between its own. Nothing is
+ * learned or told while paused, so the first occurrence after the resume starts afresh. */
+static void unsample_each(ag_stream *st, void *unused)
+{
+    (void)unused;
+    if (st->kind == AG_SK_DEAD)
+        return;
+    ag_lock(&st->mu);
+    for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
+        ag_benefit_unsampled(&T->ben);
+        T->mark_seq++; /* (GPU marks pair only consecutive occurrences: gpumark.c) */
+    }
+    ag_unlock(&st->mu);
+}
+
 /* First the count, then everything held is issued: a launch that looked before the count went
  * up holds under its stream's lock, and the flush, which takes every stream's lock after it,
  * issues what it held (the order of an application capture's beginning, order.c). */
 int ag_pause(void)
 {
-    if (atomic_fetch_add(&ag_hot.paused, 1) == 0)
+    int first = atomic_fetch_add(&ag_hot.paused, 1) == 0;
+    if (first)
         ag_log(AG_LOG_DEBUG, "paused by the program: nothing is held until it resumes");
     atomic_fetch_add(&ag_hot.barred, 1);
-    if (ag_engine_started())
+    if (ag_engine_started()) {
         ag_flush_all(AG_ST_FL_ORDER);
+        if (first)
+            ag_streams_each(unsample_each, NULL);
+    }
     return 0;
 }
 

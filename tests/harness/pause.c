@@ -6,9 +6,11 @@
  * launches made during it. The pause itself issues what is held: right after it, with no
  * further call, the occurrence's first three launches run (the log is watched for them, with
  * a deadline). Without the library the calls are not found and the loop runs unpaused. Prints
- * the launches made while paused ("paused launches: N").
+ * the launches made while paused ("paused launches: N"). With a gap, the program also spends
+ * that long (on the clock, launching nothing) right after it pauses: a paused block that lasts
+ * (the library's trials must not take it for an interval between occurrences).
  *
- * Usage: pause [iterations=40] [pause at=10] [resume at=20] */
+ * Usage: pause [iterations=40] [pause at=10] [resume at=20] [gap in us=0] */
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
@@ -18,7 +20,7 @@
 int main(int argc, char **argv)
 {
     long iters = hx_arg(argc, argv, 1, 40), at_pause = hx_arg(argc, argv, 2, 10),
-         at_resume = hx_arg(argc, argv, 3, 20);
+         at_resume = hx_arg(argc, argv, 3, 20), gap_us = hx_arg(argc, argv, 4, 0);
     hx_init();
     int (*pause_fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "autograph_pause");
     int (*resume_fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "autograph_resume");
@@ -44,6 +46,8 @@ int main(int argc, char **argv)
                     sched_yield(); /* (the fake's stream threads run them: under valgrind,
                                     * only while this one yields) */
                 }
+                for (double end = hx_now() + gap_us * 1e-6; hx_now() < end;)
+                    sched_yield();
             }
             if (resume_fn && it == at_resume && k == 5) {
                 HX_ASSERT(resume_fn() == 0, "autograph_resume failed");
