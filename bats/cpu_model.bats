@@ -730,3 +730,32 @@ EOF2
     assert_success
     assert_output --partial "model gate: known disagreement: launch loop"
 }
+
+@test "making a template costs engine_ns.tmpl_per_node for each launch in it, on the host; absent, nothing" {
+    trace launch
+    # launch: 64 tiny kernels + sync, templated once; a table with the key at 10 us and one without
+    python3 - "$COSTS" "$T/tmpl.json" "$T/none.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["engine_ns"]["tmpl_per_node"] = 10000
+json.dump(d, open(sys.argv[2], "w"))
+d["engine_ns"].pop("tmpl_per_node", None)
+json.dump(d, open(sys.argv[3], "w"))
+EOF2
+    for t in tmpl none; do
+        run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --stats "$T/$t.stats.json" \
+            --json "$T/$t.out.json" "$T/launch.agt"
+        assert_success
+    done
+    python3 - "$T/tmpl.out.json" "$T/none.out.json" "$T/tmpl.stats.json" <<'EOF2'
+import json, sys
+t, n = (json.load(open(p))["traces"][0] for p in sys.argv[1:3])
+s = json.load(open(sys.argv[3]))
+c = s.get("counters", s)
+made = c["sequences.template_launches"]
+assert made >= 1, made
+assert t["eager"] == n["eager"], "the eager run changed"
+et, en = (x["autograph"]["host_us_by"]["engine"] for x in (t, n))
+assert abs((et - en) - 10 * made) < 0.01, (et - en, made)
+EOF2
+}

@@ -75,6 +75,7 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         at += 2 * vals_bytes(n->lay);
     }
     ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
+    ag_stat_add(AG_ST_SEQ_TEMPLATE_LAUNCHES, len);
     T->npieces = 1;
     T->ends[0] = len;
     /* trailing read-backs go out after the last piece's graph (fill.h, ag_piece_gend) */
@@ -562,11 +563,13 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         ag_mark_end(st, NULL, 0);
     if (s->count < repeats_needed(&st->learn, c->len, alone) || st->ntmpl >= AG_MAX_TEMPLATES)
         return;
+    uint64_t t = ag_now_ns();
     T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);
     if (!T) {
         rest_unmade(st, s, c, alone);
         return;
     }
+    t = ag_now_ns() - t;
     insert_template(st, T);
     s->tmpl = T;
     ag_benefit_set_need(&T->ben, s->count - 1, payback_need(T)); /* this one is told below */
@@ -578,8 +581,9 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
     T->eager_runs++;
     ag_tmpl_occurred(st, T, 0, 0, c->t0);
     ag_stat_inc(AG_ST_SEQ_TEMPLATES);
-    ag_log(AG_LOG_DEBUG, "sequence %016llx of %u launches (first %s) seen %u times: template",
-           (unsigned long long)T->key, T->len, T->nodes[0].lay->name, s->count);
+    ag_log(AG_LOG_DEBUG, "sequence %016llx of %u launches (first %s) seen %u times: template "
+           "(made in %.1f us)", (unsigned long long)T->key, T->len, T->nodes[0].lay->name,
+           s->count, t / 1e3);
 }
 
 void ag_learn_launch(ag_stream *st, uint64_t h, const ag_shape *sh, uint64_t now)

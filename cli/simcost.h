@@ -54,7 +54,9 @@
                           * time, instead of its kind's constant */ \
     X(first_learning_launch) /* a stream's first learning launch (its state made and prepared, \
                               * the function's layout first asked): its whole own time, cold, \
-                              * instead of launch_learning */
+                              * instead of launch_learning */ \
+    X(tmpl_per_node)     /* making a template (where its last sighting closed), per launch \
+                          * in it */
 
 typedef struct sim_costs {
 #define SIM_COST_FIELD(k) double k;

@@ -151,8 +151,8 @@ static void clock_calibrate(void)
 }
 
 typedef struct eng_mark {
-    uint64_t held, rested, opaque, captured, replays, replayed, passed, states, nodes, cpu, drv,
-        ndrv;
+    uint64_t held, rested, opaque, captured, replays, replayed, passed, states, nodes, tnodes,
+        cpu, drv, ndrv;
 } eng_mark;
 
 /* The cold first launches (engine_ns.first_launch, first_launch_func): has the engine seen a
@@ -213,6 +213,7 @@ static void eng_begin(eng_mark *m)
     m->passed = cnt(AG_ST_ORDER_PASSED);
     m->states = cnt(AG_ST_STREAMS);
     m->nodes = sim_gpu.nodes_built;
+    m->tnodes = cnt(AG_ST_SEQ_TEMPLATE_LAUNCHES);
     if (g.measure) {
         m->drv = sim_drv_real_ns;
         m->ndrv = sim_drv_real_calls;
@@ -259,7 +260,8 @@ static void eng_end(const eng_mark *m, int launch, int cold, uint64_t base, run_
     }
     ns += c->engine.replay_base * (double)(cnt(AG_ST_GRAPH_LAUNCHES) - m->replays) +
           c->engine.replay_per_node * (double)(cnt(AG_ST_REPLAYED) - m->replayed) +
-          c->engine.build_per_node * (double)(sim_gpu.nodes_built - m->nodes);
+          c->engine.build_per_node * (double)(sim_gpu.nodes_built - m->nodes) +
+          c->engine.tmpl_per_node * (double)(cnt(AG_ST_SEQ_TEMPLATE_LAUNCHES) - m->tnodes);
     sim_host_add(SIM_C_ENGINE, (uint64_t)(ns + 0.5));
 }
 

@@ -29,6 +29,9 @@
                                  "(autograph_pause)")                                          \
     X(SEQ_SEEN, "sequences.seen", "distinct launch sequences counted")                       \
     X(SEQ_TEMPLATES, "sequences.templates", "sequences seen often enough to be graphed")     \
+    X(SEQ_TEMPLATE_LAUNCHES, "sequences.template_launches", "launches in the templates made "  \
+                                                            "(the replay model charges their " \
+                                                            "making per launch)")              \
     X(RESTS, "learning.rests", "rests begun on streams where nothing repeated")              \
     X(GRAPH_BUILT, "graphs.built", "graphs built and instantiated")                          \
     X(GRAPH_LAUNCHES, "graphs.replays", "graph launches (replays)")                          \
