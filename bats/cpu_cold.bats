@@ -64,3 +64,18 @@ setup() { load helpers; }
     assert_equal "$(stat launches.watched)" 1
     assert_equal "$(stat streams.states)" 0
 }
+
+@test "cuInit makes the thread's counters, with the engine on or disabled, not its first launch (fake driver)" {
+    # disabled, the first launch made them (a calloc, a key, a lock): C1 with
+    # AUTOGRAPH_DISABLE=1 ran 0.818x of eager on the H200, the library on 0.994x
+    local h="$BUILD/harness/distinct" d
+    [ -x "$h" ] || skip "make harness first"
+    for d in 0 1; do
+        run env LD_PRELOAD="$LIB" AUTOGRAPH_DISABLE=$d AUTOGRAPH_LOG=debug FAKECUDA_TRACE=1 "$h" 1 1
+        assert_success
+        run awk '/call cuInit$/ && !i { i = NR; next } /counters made/ && !c { c = NR }
+                 i && /fakecuda: call / && !n { n = NR }
+                 END { print (i && c && n && i < c && c < n) ? "in cuInit" : "not in cuInit" }' <<<"$output"
+        assert_output "in cuInit"
+    done
+}

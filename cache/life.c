@@ -108,6 +108,11 @@ static void prepare(void)
 {
     pthread_atfork(before_fork, NULL, in_child);
     g_tracing = ag_tr_prepare();
+    /* this thread's counters (usually the first launch's), whatever the engine does: every
+     * launch counts, and a disabled engine's first launch made them in its timed region
+     * (C1 with AUTOGRAPH_DISABLE=1: 0.818x, H200, twenty-eighth session) */
+    if (!ag_tstats)
+        ag_stats_thread_block();
     if (ag_opt(AG_OPT_DISABLE) || g_tracing) {
         /* a recording run records the program's own eager behaviour: nothing is held */
         set_state(AG_ENGINE_DISABLED);
@@ -122,8 +127,6 @@ static void prepare(void)
         return;
     }
     ag_profile_load();
-    if (!ag_tstats)
-        ag_stats_thread_block(); /* this thread's counters (usually the first launch's) */
     /* the exit handler waits (above), but the first registration's cost need not: glibc makes
      * room for more handlers then (2.5 us in a first launch on the H100 host, selftime marks) */
     atexit(exit_room);

@@ -69,6 +69,7 @@ ag_stat_block *ag_stats_thread_block(void)
     pthread_mutex_unlock(&g_mu);
     pthread_setspecific(g_key, b);
     ag_tstats = b;
+    ag_log(AG_LOG_DEBUG, "this thread's counters made");
     return b;
 }
 
