@@ -269,6 +269,17 @@ setup() { harness_setup; }
     [ "$(stat watchdog.ticks)" -le 45 ] || fail "the watchdog woke $(stat watchdog.ticks) times"
 }
 
+@test "g: a program that never holds never wakes the watchdog" {
+    # phases: a never-repeating stream, nothing held. The watchdog counted 64 idle naps before
+    # it slept, so it woke every quarter period for a process's first 32 ms (46 times here),
+    # inside the short timed regions that follow a program's set-up
+    run timeout 120 env LD_PRELOAD="$LIB" AUTOGRAPH_STATS=1 "$H/phases" 3000 0
+    assert_success
+    assert_output --partial "PASS phases"
+    assert_equal "$(stat launches.held)" 0
+    assert_equal "$(stat watchdog.ticks)" 0
+}
+
 # ---- h: failures --------------------------------------------------------------------------
 
 @test "h: AUTOGRAPH_FAULT build failures (instantiate, add_node, upload): eager, exact" {
