@@ -759,3 +759,69 @@ et, en = (x["autograph"]["host_us_by"]["engine"] for x in (t, n))
 assert abs((et - en) - 10 * made) < 0.01, (et - en, made)
 EOF2
 }
+
+@test "a call after engine_ns.cold_gap of the program's own time costs cold_call more; absent, nothing" {
+    trace gap
+    # gap: launches with the program's own host work between them; a table with a cold call at
+    # 100 us after 1 us of it, one whose gap no call reaches, and one without the keys
+    python3 - "$COSTS" "$T/cold.json" "$T/never.json" "$T/none.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["engine_ns"]["cold_gap"] = 1000
+d["engine_ns"]["cold_call"] = 100000
+json.dump(d, open(sys.argv[2], "w"))
+d["engine_ns"]["cold_gap"] = 1e15
+json.dump(d, open(sys.argv[3], "w"))
+for k in ("cold_gap", "cold_call"):
+    d["engine_ns"].pop(k, None)
+json.dump(d, open(sys.argv[4], "w"))
+EOF2
+    for t in cold never none; do
+        run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --json "$T/$t.out.json" "$T/gap.agt"
+        assert_success
+    done
+    python3 - "$T/cold.out.json" "$T/never.out.json" "$T/none.out.json" <<'EOF2'
+import json, sys
+c, v, n = (json.load(open(p))["traces"][0] for p in sys.argv[1:4])
+assert c["eager"] == n["eager"], "the eager run changed"
+k = c["autograph"]["cold_calls"]
+assert k > 0, "no call was cold"
+assert v["autograph"]["cold_calls"] == 0 and n["autograph"]["cold_calls"] == 0
+ec, ev, en = (x["autograph"]["host_us_by"]["engine"] for x in (c, v, n))
+assert abs(ev - en) < 0.01, (ev, en)
+# (a call 100 us longer moves what the engine does later a little: holds, time-outs)
+assert abs((ec - en) - 100 * k) < 0.01 * 100 * k, (ec - en, k)
+EOF2
+}
+
+@test "a watched launch costs engine_ns.launch_watched where the table has it; absent, launch_learning" {
+    trace long
+    # long: its first launches are on a stream without state (watched, cache/watch.h); the
+    # process's first of them is charged engine_ns.first_launch instead
+    python3 - "$COSTS" "$T/w.json" "$T/none.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["engine_ns"]["launch_watched"] = 50000
+json.dump(d, open(sys.argv[2], "w"))
+d["engine_ns"].pop("launch_watched", None)
+json.dump(d, open(sys.argv[3], "w"))
+EOF2
+    for t in w none; do
+        run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --stats "$T/$t.stats.json" \
+            --json "$T/$t.out.json" "$T/long.agt"
+        assert_success
+    done
+    python3 - "$T/w.out.json" "$T/none.out.json" "$T/w.stats.json" "$COSTS" <<'EOF2'
+import json, sys
+w, n = (json.load(open(p))["traces"][0] for p in sys.argv[1:3])
+s = json.load(open(sys.argv[3]))
+c = s.get("counters", s)
+watched = c["launches.watched"]
+assert watched >= 3, watched
+learning = json.load(open(sys.argv[4]))["engine_ns"]["launch_learning"]
+learning = learning["ns"] if isinstance(learning, dict) else learning
+ew, en = (x["autograph"]["host_us_by"]["engine"] for x in (w, n))
+want = (watched - 1) * (50000 - learning) / 1000
+assert abs((ew - en) - want) < 0.01, (ew - en, want, watched)
+EOF2
+}

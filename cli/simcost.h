@@ -52,11 +52,18 @@
 #define SIM_ENGINE_COSTS_OPT(X)                                                                \
     X(first_launch_func) /* the first launch of each further kernel function: its whole own \
                           * time, instead of its kind's constant */ \
+    X(launch_watched)    /* a launch on a stream without state, its function not seen there \
+                          * before (cache/watch.h); absent, launch_learning is charged */ \
     X(first_learning_launch) /* a stream's first learning launch (its state made and prepared, \
                               * the function's layout first asked): its whole own time, cold, \
                               * instead of launch_learning */ \
     X(tmpl_per_node)     /* making a template (where its last sighting closed), per launch \
-                          * in it */
+                          * in it */ \
+    X(cold_gap)          /* the program's own host time (ns) since the engine's last call   \
+                          * from which a call finds the engine's lines out of the caches    \
+                          * (cuBLAS's host work between two launches, say) */ \
+    X(cold_call)         /* what such a call costs over its kind's constant (the constants \
+                          * above are measured in loops that keep them in the caches) */
 
 typedef struct sim_costs {
 #define SIM_COST_FIELD(k) double k;

@@ -70,8 +70,10 @@ typedef struct run_result {
     uint64_t host[SIM_C_COUNT];
     sim_result_gpu gpu;
     uint64_t c[AG_ST_COUNT];    /* the engine's counters */
-    uint64_t engine_calls[4];   /* launches: rested, learning, held, other */
+    uint64_t engine_calls[5];   /* launches: rested, learning, held, other, watched (when the
+                                 * table has launch_watched; else among the learning ones) */
     uint64_t cold_launches;     /* launches charged a cold first launch's cost */
+    uint64_t cold_calls;        /* engine calls charged engine_ns.cold_call */
     uint32_t explain_len;       /* bytes of text that follow */
 } run_result;
 
@@ -152,8 +154,12 @@ static void clock_calibrate(void)
 
 typedef struct eng_mark {
     uint64_t held, rested, opaque, captured, replays, replayed, passed, states, nodes, tnodes,
-        cpu, drv, ndrv;
+        watched, cpu, drv, ndrv;
+    int cold; /* after engine_ns.cold_gap of the program's own time (g_app_at_end) */
 } eng_mark;
+
+/* The program's own host time (sim_host[SIM_C_APP]) when the engine's last call ended. */
+static uint64_t g_app_at_end;
 
 /* The cold first launches (engine_ns.first_launch, first_launch_func): has the engine seen a
  * launch yet, and which functions (only kept where the table has first_launch_func). */
@@ -214,6 +220,9 @@ static void eng_begin(eng_mark *m)
     m->states = cnt(AG_ST_STREAMS);
     m->nodes = sim_gpu.nodes_built;
     m->tnodes = cnt(AG_ST_SEQ_TEMPLATE_LAUNCHES);
+    m->watched = cnt(AG_ST_WATCHED);
+    m->cold = g_costs.engine.cold_gap > 0 &&
+              (double)(sim_host[SIM_C_APP] - g_app_at_end) >= g_costs.engine.cold_gap;
     if (g.measure) {
         m->drv = sim_drv_real_ns;
         m->ndrv = sim_drv_real_calls;
@@ -247,17 +256,24 @@ static void eng_end(const eng_mark *m, int launch, int cold, uint64_t base, run_
         int k = cnt(AG_ST_HELD) > m->held       ? 2
                 : cnt_rested() > m->rested ? 0
                 : cnt(AG_ST_OPAQUE) > m->opaque || cnt(AG_ST_CAPTURED) > m->captured ? 3
+                : c->engine.launch_watched > 0 && cnt(AG_ST_WATCHED) > m->watched    ? 4
                                                                                        : 1;
         res->engine_calls[k]++;
         ns = k == 2 ? c->engine.launch_held
              : k == 0 ? c->engine.launch_rested
              : k == 3 ? c->engine.launch_other
+             : k == 4 ? c->engine.launch_watched
                       : c->engine.launch_learning;
         if (k == 1 && c->engine.first_learning_launch > 0 && cnt(AG_ST_STREAMS) > m->states)
             ns = c->engine.first_learning_launch; /* the stream's state was made: cold */
         if (cold)
             ns = 0; /* its whole own time was charged before it (cold_launch) */
     }
+    if (m->cold && !cold && c->engine.cold_call > 0) {
+        ns += c->engine.cold_call;
+        res->cold_calls++;
+    }
+    g_app_at_end = sim_host[SIM_C_APP];
     ns += c->engine.replay_base * (double)(cnt(AG_ST_GRAPH_LAUNCHES) - m->replays) +
           c->engine.replay_per_node * (double)(cnt(AG_ST_REPLAYED) - m->replayed) +
           c->engine.build_per_node * (double)(sim_gpu.nodes_built - m->nodes) +
@@ -656,6 +672,7 @@ static void simulate(const sim_trace *t, int engine, run_result *res)
         }
     }
     g_engine_run = engine;
+    g_app_at_end = 0;
     char stats[64] = "";
     if (engine && (g.explain || g.stats)) {
         snprintf(stats, sizeof stats, "/tmp/autograph-sim-%ld.json", (long)getpid());
@@ -820,7 +837,7 @@ static void json_run(FILE *f, const run_result *r)
                "\"passed\": %llu, \"flushed_eager\": %llu, \"graphs_built\": %llu, "
                "\"graph_replays\": %llu, \"templates\": %llu, \"updates_per_node\": %llu, "
                "\"updates_whole\": %llu, \"watchdog_flushes\": %llu, \"anomalies\": %llu, "
-               "\"cold_launches\": %llu}",
+               "\"cold_launches\": %llu, \"cold_calls\": %llu}",
             (unsigned long long)launches_of(r), (unsigned long long)r->c[AG_ST_HELD],
             (unsigned long long)r->c[AG_ST_REPLAYED], (unsigned long long)r->c[AG_ST_PASSED],
             (unsigned long long)r->c[AG_ST_FLUSHED], (unsigned long long)r->c[AG_ST_GRAPH_BUILT],
@@ -828,7 +845,7 @@ static void json_run(FILE *f, const run_result *r)
             (unsigned long long)r->c[AG_ST_SEQ_TEMPLATES],
             (unsigned long long)r->gpu.updates_node, (unsigned long long)r->gpu.updates_whole,
             (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies,
-            (unsigned long long)r->cold_launches);
+            (unsigned long long)r->cold_launches, (unsigned long long)r->cold_calls);
 }
 
 /* The interposer ceiling (docs/MODEL.md): the eager span over that span less every kernel
@@ -911,12 +928,13 @@ static void explain(const run_result *e, const run_result *a, const char *seqs)
            us(e->gpu.busy_ns), us(a->gpu.busy_ns), us(e->gpu.gap_ns), us(a->gpu.gap_ns),
            us(e->gpu.gap_ns) - us(a->gpu.gap_ns), us(e->gpu_idle_ns), us(a->gpu_idle_ns),
            us(a->gpu_idle_ns) - us(e->gpu_idle_ns));
-    printf("  engine: %llu launches learning, %llu held, %llu rested, %llu other (%llu of them "
-           "cold first launches); %llu graphs built, %llu replays, %llu hold time-outs "
-           "(watchdog)\n",
-           (unsigned long long)a->engine_calls[1], (unsigned long long)a->engine_calls[2],
-           (unsigned long long)a->engine_calls[0], (unsigned long long)a->engine_calls[3],
-           (unsigned long long)a->cold_launches,
+    printf("  engine: %llu launches learning, %llu watched, %llu held, %llu rested, %llu other (%llu of them "
+           "cold first launches; %llu calls cold after the program's own work); %llu graphs "
+           "built, %llu replays, %llu hold time-outs (watchdog)\n",
+           (unsigned long long)a->engine_calls[1], (unsigned long long)a->engine_calls[4],
+           (unsigned long long)a->engine_calls[2], (unsigned long long)a->engine_calls[0],
+           (unsigned long long)a->engine_calls[3],
+           (unsigned long long)a->cold_launches, (unsigned long long)a->cold_calls,
            (unsigned long long)a->c[AG_ST_GRAPH_BUILT],
            (unsigned long long)a->c[AG_ST_GRAPH_LAUNCHES],
            (unsigned long long)a->gpu.watchdog_flushes);
