@@ -181,3 +181,20 @@ graphed_same() {
     graphed_same -1 "" fw_jax_cg.py --iters=20 --warmup=3
     echo "# fw_jax_cg: launches.replayed $(s launches.replayed), launches.replayed_percent $(s launches.replayed_percent)" >&3
 }
+
+@test "PyTorch diffusion sampling (a UNet's DDIM steps, the step's scalars changing) graphed: the same images" {
+    # bench/fw_diffusion.py: 20 UNet forwards an image with no sync between them, each step's
+    # timestep and update coefficients new values (arguments updated in the replayed graphs);
+    # the checksum covers every image's bytes
+    python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || skip "no PyTorch with CUDA"
+    graphed_same 1000 "nothing much replayed" fw_diffusion.py --iters=6 --warmup=2
+}
+
+@test "Hugging Face T5 generate (encoder once, decoder steps with cross-attention) graphed: the same tokens" {
+    # bench/fw_hf_t5.py: an encoder-decoder's greedy generate, the decoder's self-attention
+    # cache growing a token a step beside the fixed cross-attention cache; the checksum is that
+    # of every generated id
+    python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2>/dev/null ||
+        skip "no PyTorch with CUDA, or no transformers"
+    graphed_same 1000 "nothing much replayed" fw_hf_t5.py --iters=6 --warmup=2
+}

@@ -39,6 +39,8 @@
 #   ONLY="C1 G2" limits a part's paired and in-process rows to those named.
 #   fwnew   F20-F22 (torchdiffeq, Numba, JAX CG): their GPU tests, paired processes with
 #           `autograph report`, in-process pairs; about 7 minutes
+#   fwnew2  F23, F24 (diffusion sampling, T5 generate): the same, F23 also against PyTorch's own
+#           graph; about 7 minutes
 #   p4c     where P4c's early in-process rounds lose: selftime by state, its report, finer rounds
 #   slowhost  F15d and F20 in-process with the worker on and off (AUTOGRAPH_WORKER), 4 rounds of
 #           blocks of 5 and 20 iterations: do the slow processes lose to our threads? ~8 minutes
@@ -54,7 +56,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|p4c|slowhost|pieces..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|fwnew2|p4c|slowhost|pieces..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -231,6 +233,28 @@ fwnew)
         shift 3
         inp "$n" "$ti" --procs 4 --rounds 8 -- python3 "$@"
     done
+    ;;
+fwnew2)
+    # the twenty-ninth session's programs (F23 diffusion sampling, F24 T5 generate): their GPU
+    # tests, paired processes (F23 with PyTorch's own graph of the UNet) with the stats kept for
+    # `autograph report`, then F23 in-process; about 7 minutes after the build
+    bats -f 'diffusion|T5 generate' bats/gpu_apps.bats >"$logs/gpu_fwnew2.tap" 2>&1
+    { echo "== GPU tests of F23, F24"; cat "$logs/gpu_fwnew2.tap"; } >>"$top/summary.txt"
+    N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
+    for row in "F23 100 bench/fw_diffusion.py --iters=30 --warmup=3" \
+        "F24 90 bench/fw_hf_t5.py --iters=16 --warmup=3"; do
+        set -- $row
+        n=$1 t=$2
+        shift 2
+        V="$(printf "$N" "$n")"
+        [ "$n" = F23 ] && V="$V hand=arg=--mode=graph"
+        R=8 ABT=$t abv "$n" "$V" python3 "$@"
+        set -- "$logs"/stats_"$n".*.json
+        [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
+            { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"
+              grep '^In-process trials' "$logs/report_$n.txt"; } >>"$top/summary.txt"; }
+    done
+    inp F23 90 --procs 3 --rounds 4 -- python3 bench/fw_diffusion.py --iters=48 --warmup=3
     ;;
 p4c)
     # where P4c's early in-process rounds lose (twenty-fifth session: 0.85-0.97 in rounds 0-2,

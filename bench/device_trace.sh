@@ -23,7 +23,8 @@
 # wall time sizes the row: a row gets fewer repetitions (at least 3) when the part's time budget
 # (LIMIT, default 510 s from the part's start) would not hold them, and is skipped, saying so,
 # when not even that fits. TRACE_ENV adds settings to the traced runs
-# (e.g. TRACE_ENV="AUTOGRAPH_DISABLE=1" if the recorder wants the engine off explicitly).
+# (e.g. TRACE_ENV="AUTOGRAPH_DISABLE=1" if the recorder wants the engine off explicitly);
+# COSTS=0 leaves out the cost table's measurement (traces of some rows only).
 #
 # Everything lands in $OUT (default /tmp/out), at most 8 files: summary.txt (last),
 # logs.tgz, and for traces costs.json, traces_c.tgz and traces_fw.tgz (a tarball over 15 MiB is
@@ -47,7 +48,7 @@ SECONDS=0
 # iteration counts keep each trace to a few hundred iterations (the solver's 1000 iterations
 # are 4 small records each) and its gzipped file small.
 # traces: the C rows first (cheap), F6 last (a cold Inductor cache compiles for minutes)
-ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 T1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F15s F15d F15r F16 F17 F18 F19 F20 F21 F22 F7 F6)
+ROW_IDS=(G2 S1 P1 P3 P4c C1 C2 D1 S2 G1 T1 F3 F1 F2 F4 F8 F9 F10 F11 F12 F13 F14 F15s F15d F15r F16 F17 F18 F19 F20 F21 F22 F23 F24 F7 F6)
 declare -A NAME CMD
 row() { NAME[$1]=$2; CMD[$1]=$3; }
 row F1 torch_transformer "$PY bench/fw_torch_transformer.py --iters=60 --warmup=20"
@@ -73,6 +74,8 @@ row F19 torch_threads "$PY bench/fw_torch_threads.py --iters=200 --warmup=20"
 row F20 torch_ode "$PY bench/fw_torch_ode.py --iters=20 --warmup=3"
 row F21 numba "$PY bench/fw_numba.py --iters=200 --warmup=10"
 row F22 jax_cg "$PY bench/fw_jax_cg.py --iters=20 --warmup=3"
+row F23 diffusion "$PY bench/fw_diffusion.py --iters=10 --warmup=2"
+row F24 hf_t5 "$PY bench/fw_hf_t5.py --iters=8 --warmup=2"
 row G2 cublas_once "$K/cublas_once"
 row S1 solver_pageable "$K/solver --pinned=0 --iters=1000 --warmup=10"
 row P1 tiny64 "$K/tiny --n=64 --iters=300 --warmup=50"
@@ -169,7 +172,9 @@ say "built in ${SECONDS}s"
 case $part in
 traces)
     mkdir -p "$tr"
-    if timeout 120 $K/costs >"$top/costs.json" 2>"$logs/costs.txt"; then
+    if [ "${COSTS:-1}" = 0 ]; then  # (COSTS=0: only the rows' traces)
+        : >"$logs/costs.txt"
+    elif timeout 120 $K/costs >"$top/costs.json" 2>"$logs/costs.txt"; then
         say "== costs (build/kernels/costs > costs.json)"
     else
         say "== costs FAILED (rc=$?); its stderr:"

@@ -92,6 +92,12 @@ def workloads(build, quick):
     if _have("numba"):
         W.append(("F21", "a user's own Numba CUDA kernels: heat-equation stencil, 20 steps + a max reduction read back per iteration, default stream",
                   script("fw_numba.py", "--iters=%d" % (it // 3), "--warmup=20"), False))
+    if _have("torch"):
+        W.append(("F23", "PyTorch diffusion sampling: a small UNet (GroupNorm, convolutions, attention), 20 DDIM steps an image, fp16, the image to the host",
+                  script("fw_diffusion.py", "--iters=%d" % (it // 20), "--warmup=3"), True))
+    if _have("torch", "transformers"):
+        W.append(("F24", "HF transformers T5 encoder-decoder greedy generate, fp32, 48-token source, 24 new tokens",
+                  script("fw_hf_t5.py", "--iters=%d" % (8 if quick else 16), "--warmup=3"), False))
     if _have("jax"):
         W.append(("F5", "JAX jitted MLP train step (forward + grad + SGD), block_until_ready",
                   script("fw_jax_loop.py", "--iters=%d" % it, "--warmup=50"), False))
