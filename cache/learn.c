@@ -167,6 +167,37 @@ static uint64_t run_back(const ag_learn *L, uint64_t x, uint64_t p)
     return x - y + 1;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Where in the period [at, at + p) of the ring the cuts go: the first launch whose shape is
+ * there once, when the one at `at` is not (0: it is, or none is). A template is held from its
+ * first launch's shape on (tmpl.c, first_starting); cut where that shape comes back within the
+ * period, every other coming of it began an occurrence that broke off a few launches later (a
+ * UNet's 381-launch step cut at one of its 9 same-shaped layout conversions: 471 breaks, the
+ * template turned off, F23). Once per period found; a sorted copy of the period's shapes. */
+static uint64_t unique_start(const ag_learn *L, uint64_t at, uint64_t p)
+{
+    uint64_t *v = malloc(p * sizeof *v);
+    if (!v)
+        return 0;
+    for (uint64_t i = 0; i < p; i++)
+        v[i] = L->ring[(at + i) % AG_LEARN_RING];
+    qsort(v, p, sizeof *v, cmp_u64);
+    uint64_t j = 0;
+    for (; j < p; j++) {
+        uint64_t h = L->ring[(at + j) % AG_LEARN_RING];
+        const uint64_t *e = bsearch(&h, v, p, sizeof *v, cmp_u64);
+        if ((e == v || e[-1] != h) && (e == v + p - 1 || e[1] != h))
+            break; /* (bsearch finds one of the equal ones: its neighbours say if it is alone) */
+    }
+    free(v);
+    return j < p ? j : 0;
+}
+
 /* Finds the smallest repeating period: a candidate p comes from the last time this shape was
  * seen; it holds while every launch equals the one p before, and is trusted once two whole
  * copies are seen. */
@@ -204,6 +235,7 @@ static void track_period(ag_learn *L, uint64_t h)
     if (L->period && !L->period_active && L->run >= L->period) {
         L->period_active = 1;
         L->phase = x + 1 - L->run - L->period; /* where the first whole copy began */
+        L->phase += unique_start(L, L->phase, L->period);
     }
 }
 

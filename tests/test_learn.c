@@ -142,6 +142,33 @@ static void test_period_phase_despite_collisions(void)
         CHECK_EQ(a[i], b[i]);
 }
 
+static void test_period_cut_at_unique_shape(void)
+{
+    /* Period 6, A B A C A D: A comes three times in it. Cut before an A, every later A
+     * would begin a hold that breaks off a launch later (tmpl.c holds from a template's first
+     * shape on): the chunks must begin with a shape the period has once (B, C or D) -- the
+     * first such after where the first whole copy began. */
+    static const int seq[6] = { 0, 1, 0, 2, 0, 3 };
+    ag_learn L;
+    ag_closed c;
+    ag_learn_init(&L, 16, 2, 3);
+    int closed = 0, first = -1;
+    for (int i = 0; i < 600; i++) {
+        if (!push(&L, seq[i % 6], &c) || i < 100)
+            continue;
+        int k = (int)((uintptr_t)c.shapes[0].fn - 0x1000);
+        CHECK(k != 0);
+        CHECK_EQ(c.len, 12); /* two whole periods (AG_LEARN_CHUNK is over max_nodes) */
+        if (first < 0)
+            first = k;
+        CHECK_EQ(k, first); /* and always the same one */
+        closed++;
+    }
+    CHECK_EQ(L.period, 6);
+    CHECK(closed > 30);
+    ag_learn_free(&L);
+}
+
 /* The chunk length in a long stretch of period p with max_nodes m: the last cut's length. */
 static int chunk_of(int p, uint32_t m)
 {
@@ -526,6 +553,7 @@ int main(void)
     test_chunks_and_period();
     test_chunk_length();
     test_period_phase_despite_collisions();
+    test_period_cut_at_unique_shape();
     test_period_not_splitting_synced_loops();
     test_long_period();
     test_replay_resets();
