@@ -2,7 +2,7 @@
 """The replay model's CI gate (issue 18, item 4): `make test-model`.
 
 Replays every trace of each trace directory (default: bench/traces, the GPU-recorded ones,
-and tests/traces, the synthetic ones) with `autograph simulate --json` and fails when a
+bench/traces/h200, an H200's own under its own table, and tests/traces, the synthetic ones) with `autograph simulate --json` and fails when a
 trace's predicted ratio eager/autograph is below FLOOR (0.98), or more than TOLERANCE (3%)
 below its recorded baseline in DIR/baseline.json.
 
@@ -117,7 +117,8 @@ def main():
     a = ap.parse_args()
     if a.update_baseline and not (a.why and a.why.strip()):
         ap.error("--update-baseline needs --why: a baseline moves only with a reason")
-    dirs = a.dir or [os.path.join(ROOT, "bench", "traces"), os.path.join(ROOT, "tests", "traces")]
+    dirs = a.dir or [os.path.join(ROOT, "bench", "traces"), os.path.join(ROOT, "bench", "traces", "h200"),
+                     os.path.join(ROOT, "tests", "traces")]
     failed = 0
     off_region = []
     for d in dirs:
