@@ -216,7 +216,7 @@ fwnew)
     # the twenty-fifth session's programs (F20 torchdiffeq, F21 Numba, F22 JAX CG): their GPU
     # tests, paired processes with the stats kept for `autograph report`, then in-process pairs;
     # about 7 minutes after the build
-    bats -f 'torchdiffeq|Numba|JAX conjugate' bats/gpu_apps.bats >"$logs/gpu_fwnew.tap" 2>&1
+    bats -f 'torchdiffeq|Numba|JAX conjugate' bats/gpu_frameworks.bats >"$logs/gpu_fwnew.tap" 2>&1
     { echo "== GPU tests of F20-F22"; cat "$logs/gpu_fwnew.tap"; } >>"$top/summary.txt"
     N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
     for row in "F20 75 45 bench/fw_torch_ode.py --iters=64 --warmup=5" \
@@ -238,7 +238,7 @@ fwnew2)
     # the twenty-ninth session's programs (F23 diffusion sampling, F24 T5 generate): their GPU
     # tests, paired processes (F23 with PyTorch's own graph of the UNet) with the stats kept for
     # `autograph report`, then F23 in-process; about 7 minutes after the build
-    bats -f 'diffusion|T5 generate' bats/gpu_apps.bats >"$logs/gpu_fwnew2.tap" 2>&1
+    bats -f 'diffusion|T5 generate' bats/gpu_frameworks.bats >"$logs/gpu_fwnew2.tap" 2>&1
     { echo "== GPU tests of F23, F24"; cat "$logs/gpu_fwnew2.tap"; } >>"$top/summary.txt"
     N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json"
     for row in "F23 100 bench/fw_diffusion.py --iters=30 --warmup=3" \

@@ -21,7 +21,7 @@ make -j16 all progs >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 
     LD_PRELOAD=build/libautograph.so AUTOGRAPH_DISABLE=1 build/tests/probe invalid
 } >>"$out/device.txt" 2>&1
 if [ "$what" != bench ]; then
-    for f in bats/gpu_apps.bats bats/gpu_engine.bats bats/gpu_policy.bats bats/gpu_lifetime.bats; do
+    for f in bats/gpu_apps.bats bats/gpu_frameworks.bats bats/gpu_engine.bats bats/gpu_policy.bats bats/gpu_lifetime.bats; do
         timeout 280 bats --tap --print-output-on-failure "$f" >>"$out/gpu-bats.tap" 2>&1 || echo "FAILED OR TIMED OUT: $f" >>"$out/gpu-bats.tap"
     done
     grep -E '^(not ok|ok|FAILED)' "$out/gpu-bats.tap" | grep -cE '^ok' | sed 's/^/passed: /'
