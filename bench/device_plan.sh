@@ -101,6 +101,18 @@ inp() {
     { echo "== inproc $name (at ${SECONDS}s)"; grep -v '^inproc_block' "$logs/inproc_$name.txt" | tail -12; } >>"$top/summary.txt"
 }
 
+# report_of NAME: `autograph report` of the stats the rows named NAME kept
+# (logs/stats_NAME.*.json, if any) to logs/report_NAME.txt; where its launches went and its
+# in-process trials to the summary.
+report_of() {
+    local n=$1
+    set -- "$logs"/stats_"$n".*.json
+    [ -e "$1" ] || return 0
+    build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
+    { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"
+      grep '^In-process trials' "$logs/report_$n.txt"; } >>"$top/summary.txt"
+}
+
 # ab NAME CMD...: eager vs this build (vs the old one); abw: with this build's worker off too.
 ab() { local name=$1; shift; abv "$name" "eager= new=preload ${OLD[*]}" "$@"; }
 abw() { local name=$1; shift; abv "$name" "eager= new=preload w0=preload,AUTOGRAPH_WORKER=0 ${OLD[*]}" "$@"; }
@@ -226,9 +238,7 @@ fwnew)
         n=$1 t=$2 ti=$3
         shift 3
         R=8 ABT=$t abv "$n" "$(printf "$N" "$n")" python3 "$@"
-        set -- "$logs"/stats_"$n".*.json
-        [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
-            { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"; } >>"$top/summary.txt"; }
+        report_of "$n"
         set -- $row
         shift 3
         inp "$n" "$ti" --procs 4 --rounds 8 -- python3 "$@"
@@ -249,10 +259,7 @@ fwnew2)
         V="$(printf "$N" "$n")"
         [ "$n" = F23 ] && V="$V hand=arg=--mode=graph"
         R=8 ABT=$t abv "$n" "$V" python3 "$@"
-        set -- "$logs"/stats_"$n".*.json
-        [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_$n.txt" 2>&1
-            { echo "== report $n ($# processes)"; sed -n '/Where every launch went/,/total/p' "$logs/report_$n.txt"
-              grep '^In-process trials' "$logs/report_$n.txt"; } >>"$top/summary.txt"; }
+        report_of "$n"
     done
     inp F23 90 --procs 3 --rounds 4 -- python3 bench/fw_diffusion.py --iters=48 --warmup=3
     ;;

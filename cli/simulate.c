@@ -928,9 +928,9 @@ static void explain(const run_result *e, const run_result *a, const char *seqs)
            us(e->gpu.busy_ns), us(a->gpu.busy_ns), us(e->gpu.gap_ns), us(a->gpu.gap_ns),
            us(e->gpu.gap_ns) - us(a->gpu.gap_ns), us(e->gpu_idle_ns), us(a->gpu_idle_ns),
            us(a->gpu_idle_ns) - us(e->gpu_idle_ns));
-    printf("  engine: %llu launches learning, %llu watched, %llu held, %llu rested, %llu other (%llu of them "
-           "cold first launches; %llu calls cold after the program's own work); %llu graphs "
-           "built, %llu replays, %llu hold time-outs (watchdog)\n",
+    printf("  engine: %llu launches learning, %llu watched, %llu held, %llu rested, %llu other "
+           "(%llu of them cold first launches; %llu calls cold after the program's own work); "
+           "%llu graphs built, %llu replays, %llu hold time-outs (watchdog)\n",
            (unsigned long long)a->engine_calls[1], (unsigned long long)a->engine_calls[4],
            (unsigned long long)a->engine_calls[2], (unsigned long long)a->engine_calls[0],
            (unsigned long long)a->engine_calls[3],
