@@ -87,6 +87,19 @@ setup() { harness_setup FUNCATTR_EXPECT_REPLAYS; }
     no_failures
 }
 
+@test "function classes: a kernel's class is found by its whole name, not the part a layout keeps" {
+    # the same as above with a name of 200 characters (mangled names run to hundreds): the
+    # class's name was registered from the layout's cut copy (120 characters) and looked up by
+    # the whole name, so no copy was its class's at its first launch and nothing replayed
+    ag "$H/fnclass" 16 16 -1 1 1
+    assert_success
+    assert_output --partial "PASS fnclass"
+    assert_equal "$(stat sequences.templates)" 1
+    at_least graphs.replays 10
+    at_least layouts.at_first_launch 14
+    no_failures
+}
+
 @test "function classes: copies of one kernel in other modules share a template's nodes" {
     ag "$H/fnclass" 40 4 31
     assert_success

@@ -164,7 +164,8 @@ static int query(void *h, ag_layout *out)
             ag_drv.cuModuleGetFunctionCount)
             ag_drv.cuModuleGetFunctionCount(&count, mod);
     }
-    uint64_t parts[4] = { ag_hash(name ? name : "", name ? strlen(name) : 0), out->nparams, count,
+    out->name_key = ag_hash(name ? name : "", name ? strlen(name) : 0);
+    uint64_t parts[4] = { out->name_key, out->nparams, count,
                           out->nparams ? ag_hash(out->off, out->nparams * 4) ^
                                              ag_hash(out->sz, out->nparams * 4) * 31
                                        : 0 };
@@ -190,7 +191,7 @@ static void join_class(entry *e)
         c->key = e->lay.cls_key;
         c->rep = e->lay.handle;
         HASH_ADD(hh, g_classes, key, sizeof c->key, c);
-        uint64_t nk = ag_hash(e->lay.name, strlen(e->lay.name));
+        uint64_t nk = e->lay.name_key; /* (the whole name's: lay.name may be cut) */
         name_entry *n;
         HASH_FIND(hh, g_names, &nk, sizeof nk, n);
         if (!n && (n = calloc(1, sizeof *n))) {

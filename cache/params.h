@@ -29,6 +29,7 @@ typedef struct ag_layout {
                               * cuDNN's runtime-compiled kernels, one module per sequence
                               * length, ask). NULL until probed. */
     uint64_t cls_key;        /* its fingerprint; 0: no name, a class of its own */
+    uint64_t name_key;       /* the fingerprint of its whole name (named_like_a_class's) */
     char name[120];          /* kernel name, possibly cut, for stats and filters */
 } ag_layout;
 

@@ -92,7 +92,7 @@ typedef struct fc_def {
     int nparams;
     size_t off[FAKECUDA_MAX_PARAMS], sz[FAKECUDA_MAX_PARAMS];
     size_t size;                     /* bytes of the packed block */
-    char name[64];
+    char name[512];                  /* real mangled names run to hundreds of characters */
 } fc_def;
 
 /* Function attributes in effect for a launch: CUfunction_attribute values, then the cache and

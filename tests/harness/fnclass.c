@@ -18,7 +18,10 @@
  * copy is then its class's from its first launch (probed at once: a class has its name), or no
  * two steps would be the same sequence.
  *
- * Usage: fnclass [steps=40] [copies=4] [chg=31] [per=2: steps per copy] */
+ * With long=1 the copies' name is longer than the 120 characters a layout keeps of it (as
+ * cuDNN's and CUTLASS's mangled names are): a class is still found by its full name.
+ *
+ * Usage: fnclass [steps=40] [copies=4] [chg=31] [per=2: steps per copy] [long=0] */
 #include <stdint.h>
 
 #include "harness.h"
@@ -57,15 +60,19 @@ static void launch(CUfunction f, CUstream s, hx_log *log, uint32_t kid, uint32_t
 int main(int argc, char **argv)
 {
     long steps = hx_arg(argc, argv, 1, 40), K = hx_arg(argc, argv, 2, 4),
-         chg = hx_arg(argc, argv, 3, 31), per = hx_arg(argc, argv, 4, 2);
+         chg = hx_arg(argc, argv, 3, 31), per = hx_arg(argc, argv, 4, 2),
+         long_name = hx_arg(argc, argv, 5, 0);
     HX_ASSERT(steps >= 1 && K >= 1 && K <= MAX_K && per >= 1, "fnclass: bad arguments");
     hx_init();
     static const size_t sz[] = { sizeof(void *), 4, 4 };
+    char name[256] = "attn";
+    if (long_name) /* 200 characters, the part a layout keeps the same for every copy */
+        snprintf(name, sizeof name, "attn_%0195d", 7);
     CUfunction attn[MAX_K];
     for (long j = 0; j < K; j++) {
         CUmodule m = fakecuda_module();
         HX_ASSERT(m, "fnclass: module");
-        attn[j] = fakecuda_module_kernel(m, "attn", copies[j], 3, sz);
+        attn[j] = fakecuda_module_kernel(m, name, copies[j], 3, sz);
         HX_ASSERT(attn[j], "fnclass: kernel");
     }
     CUfunction A = hx_kernel_rec("fnclass_a"), B = hx_kernel_rec("fnclass_b");
