@@ -825,3 +825,38 @@ want = (watched - 1) * (50000 - learning) / 1000
 assert abs((ew - en) - want) < 0.01, (ew - en, want, watched)
 EOF2
 }
+
+@test "a kernel node whose function an update changes pays host_ns.exec_set_params_fn_per_node and graph_launch_per_fn_updated_node; absent, the plain keys" {
+    trace fnclass
+    # fnclass: one template whose attn nodes take another copy's function every two steps;
+    # the plain table, and one with the optional keys 10 and 20 ns over the plain ones (small:
+    # the engine's decisions stay the same)
+    python3 - "$COSTS" "$T/fn.json" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["host_ns"]
+assert "exec_set_params_fn_per_node" not in h and "graph_launch_per_fn_updated_node" not in h
+ns = lambda v: v["ns"] if isinstance(v, dict) else v
+h["exec_set_params_fn_per_node"] = ns(h["exec_set_params_per_node"]) + 10
+h["graph_launch_per_fn_updated_node"] = ns(h["graph_launch_per_updated_node"]) + 20
+json.dump(d, open(sys.argv[2], "w"))
+EOF2
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --json "$T/plain.out.json" "$T/fnclass.agt"
+    assert_success
+    run --separate-stderr "$CLI" simulate --costs "$T/fn.json" --json "$T/fn.out.json" "$T/fnclass.agt"
+    assert_success
+    python3 - "$T/plain.out.json" "$T/fn.out.json" <<'EOF2'
+import json, sys
+p, f = (json.load(open(x))["traces"][0]["autograph"] for x in sys.argv[1:3])
+for k in ("updates_per_node", "updates_whole", "updates_fn", "graph_replays", "templates"):
+    assert p[k] == f[k], (k, p[k], f[k])
+assert p["templates"] == 1 and p["graph_replays"] >= 300, p
+# every per-node update here changes a function; a whole update's changed nodes are paid at
+# the launch only
+assert p["updates_fn"] >= p["updates_per_node"] >= 300, p
+du = f["host_us_by"]["update"] - p["host_us_by"]["update"]
+dl = f["host_us_by"]["graph_launch"] - p["host_us_by"]["graph_launch"]
+assert abs(du - 0.010 * p["updates_per_node"]) < 0.01, (du, p["updates_per_node"])
+assert abs(dl - 0.020 * p["updates_fn"]) < 0.01, (dl, p["updates_fn"])
+EOF2
+}

@@ -27,6 +27,9 @@
 //   graph_launch_per_updated_node  the cuGraphLaunch right after those updates less the next
 //                             one (none), / 128: the updates' part the driver defers to the
 //                             launch (0.3-0.45 us a node on the H100, kernels/node_update)
+//   exec_set_params_fn_per_node, graph_launch_per_fn_updated_node  the same two with the
+//                             nodes' function changed each time (tiny and tiny_alt in turn: one
+//                             parameter layout, as the members of a function class)
 //   exec_update_base,         cuGraphExecUpdate(exec, template): the template graph's nodes
 //   exec_update_per_node      first given the new scalar (cuGraphKernelNodeSetParams, untimed),
 //                             so it is up to date; line through the sizes 1..512
@@ -122,6 +125,13 @@ __device__ __forceinline__ unsigned long long gtimer() {
 __global__ void tiny(float *p, float a, float b) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   p[i] = p[i] * a + b;
+}
+
+// tiny's twin, another function of the same parameters: a node whose function an exec update
+// changes (a function class's members)
+__global__ void tiny_alt(float *p, float a, float b) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  p[i] = p[i] * b + a;
 }
 
 // tiny for programmatic dependent launch, as pdl_decode's kernels are: it waits for its
@@ -235,7 +245,7 @@ Line fit(const std::vector<double> &x, const std::vector<double> &y) {
 struct Ctx {
   CUcontext ctx;
   CUstream st, st2;
-  CUfunction tiny, tiny_pdl, spin, flag_tiny, count_tiny, pong, stamped, timer_step;
+  CUfunction tiny, tiny_alt, tiny_pdl, spin, flag_tiny, count_tiny, pong, stamped, timer_step;
   CUdeviceptr buf, small, slot;
   void *pinned;           // 64 bytes, mapped
   unsigned *flag;         // inside pinned (host view)
@@ -501,6 +511,7 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaFree(nullptr));
   CHECK_CU(cuCtxGetCurrent(&C.ctx));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny, (const void *)tiny));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny_alt, (const void *)tiny_alt));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny_pdl, (const void *)tiny_pdl));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.spin, (const void *)spin));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.flag_tiny, (const void *)flag_tiny));
@@ -555,6 +566,7 @@ int main(int argc, char **argv) {
   const int sizes[] = {1, 8, 32, 128, 512};
   std::vector<double> xs, g_launch, g_update, g_inst, g_upload, add_per;
   double set_params = NAN, launch_per_updated = NAN, exec_destroy = NAN, graph_destroy = NAN;
+  double set_params_fn = NAN, launch_per_fn_updated = NAN;
   for (int n : sizes) {
     std::vector<CUgraphNode> nodes;
     double add_ns = 0;
@@ -639,6 +651,30 @@ int main(int argc, char **argv) {
       C.b = 0.0f;
       set_params = median(sv);
       launch_per_updated = median(dv);
+      // the same with every node's function changed (tiny_alt, then back to tiny)
+      std::vector<double> fv, fdv;
+      for (int r = -1; r < 20; r++) {
+        const double t0 = now_ns();
+        for (CUgraphNode nd : nodes) {
+          CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+          if (!(r & 1)) p.func = C.tiny_alt;
+          CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
+        }
+        const double t1 = now_ns();
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        const double t2 = now_ns();
+        sync(C.st);
+        const double t3 = now_ns();
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        const double t4 = now_ns();
+        sync(C.st);
+        if (r >= 0) {
+          fv.push_back((t1 - t0) / n);
+          fdv.push_back(((t2 - t1) - (t4 - t3)) / n);
+        }
+      }
+      set_params_fn = median(fv);
+      launch_per_fn_updated = median(fdv);
     }
     sync(C.st);
     CHECK_CU(cuGraphExecDestroy(e));
@@ -1012,6 +1048,8 @@ int main(int argc, char **argv) {
       {"graph_launch_per_node", f_launch.per},
       {"graph_launch_per_updated_node", launch_per_updated},
       {"exec_set_params_per_node", set_params},
+      {"exec_set_params_fn_per_node", set_params_fn},
+      {"graph_launch_per_fn_updated_node", launch_per_fn_updated},
       {"exec_update_base", f_update.base},
       {"exec_update_per_node", f_update.per},
       {"graph_add_node", median(add_per)},

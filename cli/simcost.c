@@ -93,10 +93,13 @@ int sim_costs_load(const char *path, sim_costs *c, char *err, size_t errlen)
         missing = #k;                                                                          \
         section = name;                                                                        \
     }
+#define OH(k) OPT(host, h, "host_ns", k)
 #define OG(k) OPT(gpu, g, "gpu_ns", k)
 #define OE(k) OPT(engine, e, "engine_ns", k)
+    SIM_HOST_COSTS_OPT(OH)
     SIM_GPU_COSTS_OPT(OG)
     SIM_ENGINE_COSTS_OPT(OE)
+#undef OH
 #undef OG
 #undef OE
 #undef OPT

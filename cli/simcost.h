@@ -22,6 +22,12 @@
     X(graph_launch_latency) X(memset_small) X(memcpy_small_htod) X(memcpy_small_dtoh)          \
     X(graph_memset_gap) X(graph_memcpy_gap) X(tiny_kernel_span) X(tiny_kernel_idle)
 
+/* Optional host keys: a table without them charges the plain keys' costs in their place. */
+#define SIM_HOST_COSTS_OPT(X)                                                                  \
+    X(exec_set_params_fn_per_node)      /* exec_set_params_per_node where the kernel node's \
+                                         * function changes (a function class's member) */   \
+    X(graph_launch_per_fn_updated_node) /* graph_launch_per_updated_node for such a node */
+
 /* Optional GPU keys: a table without them charges nothing for them. */
 #define SIM_GPU_COSTS_OPT(X)                                                                   \
     X(graph_boundary_gap) /* what a graph launch queued right behind another graph on the same \
@@ -67,7 +73,7 @@
 
 typedef struct sim_costs {
 #define SIM_COST_FIELD(k) double k;
-    struct { SIM_HOST_COSTS(SIM_COST_FIELD) } host;
+    struct { SIM_HOST_COSTS(SIM_COST_FIELD) SIM_HOST_COSTS_OPT(SIM_COST_FIELD) } host;
     struct { SIM_GPU_COSTS(SIM_COST_FIELD) SIM_GPU_COSTS_OPT(SIM_COST_FIELD) } gpu;
     struct { SIM_ENGINE_COSTS(SIM_COST_FIELD) SIM_ENGINE_COSTS_OPT(SIM_COST_FIELD) } engine;
 #undef SIM_COST_FIELD

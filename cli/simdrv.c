@@ -113,6 +113,9 @@ typedef struct sgraph {
     uint32_t updated; /* an exec's nodes set since its last launch (their cost is paid there);
                        * a template graph's, since its last whole-graph update or instantiation
                        * (assumed to cost the exec's next launch the same: not measured) */
+    uint32_t fn_updated; /* of them, an exec's kernel nodes given another function */
+    void **fn;        /* each kernel node's function (NULL for others): a set that changes it
+                       * costs more (host_ns.exec_set_params_fn_per_node, where measured) */
 } sgraph;
 typedef struct snode {
     uint32_t graph, pos; /* its graph, and its place in the graph's type array */
@@ -871,11 +874,14 @@ static sgraph *node_graph(CUgraphNode n)
 }
 /* A template graph's node set (before a whole-graph update): part of the update, and its
  * cost at the exec's next launch counted. */
-static CUresult node_set(CUgraphNode n)
+static CUresult node_set(CUgraphNode n, void *fn)
 {
     sgraph *G = node_graph(n);
     if (G)
         G->updated++;
+    size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
+    if (G && fn && g_nodes[i].pos < G->n)
+        G->fn[g_nodes[i].pos] = fn;
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     return CUDA_SUCCESS;
 }
@@ -895,6 +901,7 @@ static CUresult drop(sgraph *G)
     if (!G)
         return CUDA_ERROR_INVALID_HANDLE;
     free(G->type);
+    free(G->fn);
     memset(G, 0, sizeof *G);
     return CUDA_SUCCESS;
 }
@@ -902,17 +909,19 @@ static CUresult d_graph_destroy(CUgraph g)
 {
     return drop(graph_of(g));
 }
-static CUresult add_node(CUgraphNode *out, CUgraph g, int type)
+static CUresult add_node(CUgraphNode *out, CUgraph g, int type, void *fn)
 {
     sim_host_add(SIM_C_BUILD, NS(C->host.graph_add_node));
     sgraph *G = graph_of(g);
     if (!G)
         return CUDA_ERROR_INVALID_HANDLE;
-    size_t cap = G->cap;
-    if (grow((void **)&G->type, &cap, G->n, 1) ||
+    size_t cap = G->cap, fcap = G->cap;
+    if (grow((void **)&G->fn, &fcap, G->n, sizeof *G->fn) ||
+        grow((void **)&G->type, &cap, G->n, 1) ||
         grow((void **)&g_nodes, &g_cnodes, g_nnodes, sizeof *g_nodes))
         return CUDA_ERROR_OUT_OF_MEMORY;
     G->cap = (uint32_t)cap;
+    G->fn[G->n] = fn;
     G->type[G->n++] = (uint8_t)type;
     g_nodes[g_nnodes].graph = (uint32_t)(G - g_graphs);
     g_nodes[g_nnodes].pos = G->n - 1;
@@ -924,17 +933,17 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, int type)
 static CUresult d_add_kernel_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
                                   const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return add_node(n, g, N_KERNEL);
+    return add_node(n, g, N_KERNEL, p ? (void *)p->func : NULL);
 }
 static CUresult d_add_memset_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
                                   const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c)
 {
-    return add_node(n, g, N_MEMSET);
+    return add_node(n, g, N_MEMSET, NULL);
 }
 static CUresult d_add_memcpy_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
                                   const CUDA_MEMCPY3D *p, CUcontext c)
 {
-    return add_node(n, g, N_MEMCPY);
+    return add_node(n, g, N_MEMCPY, NULL);
 }
 /* A programmatic edge marks the node it leads to (gpu_ns.graph_pdl_overlap: it may start
  * before its predecessor has ended). */
@@ -959,15 +968,15 @@ static CUresult d_node_set_attr(CUgraphNode n, CUkernelNodeAttrID id,
 }
 static CUresult d_node_set_params(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return node_set(n);
+    return node_set(n, p ? (void *)p->func : NULL);
 }
 static CUresult d_memset_node_set(CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p)
 {
-    return node_set(n);
+    return node_set(n, NULL);
 }
 static CUresult d_memcpy_node_set(CUgraphNode n, const CUDA_MEMCPY3D *p)
 {
-    return node_set(n);
+    return node_set(n, NULL);
 }
 static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flags)
 {
@@ -984,6 +993,9 @@ static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flag
         if (!(X->type = malloc(G->n)))
             return CUDA_ERROR_OUT_OF_MEMORY;
         memcpy(X->type, G->type, G->n);
+        if (!(X->fn = malloc(G->n * sizeof *X->fn)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        memcpy(X->fn, G->fn, G->n * sizeof *X->fn);
     }
     X->n = X->cap = G->n;
     *x = (CUgraphExec)(uintptr_t)(H_EXEC + H_STEP * g_nexecs++);
@@ -994,29 +1006,41 @@ static CUresult d_exec_destroy(CUgraphExec x)
 {
     return drop(exec_of(x));
 }
-/* An exec's node set: its cost now, and at the exec's next launch. */
-static CUresult exec_node_set(CUgraphExec x)
+/* An exec's node set: its cost now, and at the exec's next launch; more where a kernel node's
+ * function changes (where the table has those costs). */
+static CUresult exec_node_set(CUgraphExec x, CUgraphNode n, void *fn)
 {
-    sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
-    sim_gpu.updates_node++;
     sgraph *X = exec_of(x);
-    if (X)
+    size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
+    int fn_changed = X && fn && i != (size_t)-1 && g_nodes[i].pos < X->n &&
+                     X->fn[g_nodes[i].pos] != fn;
+    sim_host_add(SIM_C_UPDATE, NS(fn_changed && C->host.exec_set_params_fn_per_node > 0
+                                      ? C->host.exec_set_params_fn_per_node
+                                      : C->host.exec_set_params_per_node));
+    sim_gpu.updates_node++;
+    if (X) {
         X->updated++;
+        if (fn_changed) {
+            X->fn_updated++;
+            sim_gpu.updates_fn++;
+            X->fn[g_nodes[i].pos] = fn;
+        }
+    }
     return CUDA_SUCCESS;
 }
 static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return exec_node_set(x);
+    return exec_node_set(x, n, p ? (void *)p->func : NULL);
 }
 static CUresult d_exec_memset_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p,
                                   CUcontext c)
 {
-    return exec_node_set(x);
+    return exec_node_set(x, n, NULL);
 }
 static CUresult d_exec_memcpy_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMCPY3D *p,
                                   CUcontext c)
 {
-    return exec_node_set(x);
+    return exec_node_set(x, n, NULL);
 }
 static CUresult d_exec_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info)
 {
@@ -1027,6 +1051,12 @@ static CUresult d_exec_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultI
                  NS(C->host.exec_update_base + C->host.exec_update_per_node * X->n));
     X->updated += G->updated;
     G->updated = 0;
+    for (uint32_t k = 0; k < X->n && k < G->n; k++)
+        if (X->fn[k] != G->fn[k]) { /* (its cost at the launch: the update's own, not measured) */
+            X->fn[k] = G->fn[k];
+            X->fn_updated++;
+            sim_gpu.updates_fn++;
+        }
     if (info)
         memset(info, 0, sizeof *info);
     sim_gpu.updates_whole++;
@@ -1053,8 +1083,12 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
     uint64_t issue = sim_H;
     sim_host_add(SIM_C_GRAPH_LAUNCH,
                  NS(C->host.graph_launch_base + C->host.graph_launch_per_node * X->n +
-                    C->host.graph_launch_per_updated_node * X->updated));
-    X->updated = 0;
+                    C->host.graph_launch_per_updated_node * X->updated +
+                    (C->host.graph_launch_per_fn_updated_node > 0
+                         ? (C->host.graph_launch_per_fn_updated_node -
+                            C->host.graph_launch_per_updated_node) * X->fn_updated
+                         : 0)));
+    X->updated = X->fn_updated = 0;
     sstream *s = stream_of((uint64_t)(uintptr_t)hs, 0);
     uint64_t d = dep_of(s), t = issue + NS(C->gpu.graph_launch_latency);
     /* a graph right behind another on the stream (pieces): the GPU's boundary between them */

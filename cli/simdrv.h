@@ -51,6 +51,7 @@ typedef struct sim_result_gpu {
     uint64_t end_ns;     /* when the last work ends */
     uint64_t kernels, graph_nodes, copies;
     uint64_t graph_launches, nodes_built, instantiations, updates_node, updates_whole;
+    uint64_t updates_fn; /* kernel nodes of an exec given another function (either way) */
     uint64_t anomalies;  /* work the driver received with no traced record to time it */
     uint64_t watchdog_flushes;
 } sim_result_gpu;

@@ -836,7 +836,8 @@ static void json_run(FILE *f, const run_result *r)
     fprintf(f, "},\n      \"launches\": %llu, \"held\": %llu, \"replayed\": %llu, "
                "\"passed\": %llu, \"flushed_eager\": %llu, \"graphs_built\": %llu, "
                "\"graph_replays\": %llu, \"templates\": %llu, \"updates_per_node\": %llu, "
-               "\"updates_whole\": %llu, \"watchdog_flushes\": %llu, \"anomalies\": %llu, "
+               "\"updates_whole\": %llu, \"updates_fn\": %llu, \"watchdog_flushes\": %llu, "
+               "\"anomalies\": %llu, "
                "\"cold_launches\": %llu, \"cold_calls\": %llu}",
             (unsigned long long)launches_of(r), (unsigned long long)r->c[AG_ST_HELD],
             (unsigned long long)r->c[AG_ST_REPLAYED], (unsigned long long)r->c[AG_ST_PASSED],
@@ -844,7 +845,7 @@ static void json_run(FILE *f, const run_result *r)
             (unsigned long long)r->c[AG_ST_GRAPH_LAUNCHES],
             (unsigned long long)r->c[AG_ST_SEQ_TEMPLATES],
             (unsigned long long)r->gpu.updates_node, (unsigned long long)r->gpu.updates_whole,
-            (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies,
+            (unsigned long long)r->gpu.updates_fn, (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies,
             (unsigned long long)r->cold_launches, (unsigned long long)r->cold_calls);
 }
 

@@ -20,6 +20,8 @@
  *             ~20 us of host work between stretches (like bench P4c)
  *   long      a long loop (8 kernels, one with an argument that changes every iteration)
  *             with a sync every 100 iterations
+ *   fnclass   a decode-like loop: A, attn_j, B, attn_j and a sync, attn_j one of 4 copies of a
+ *             kernel (one name and layout, 4 handles: a function class), each two steps in turn
  *   recorded  the launch loop with GPU durations as the recorder measured them on the H100 at
  *             aa1eda1 (events around each launch on an idle GPU): the launch call's host time
  *             plus bench/costs/h100.json's tiny_kernel_idle (the only pattern whose durations
@@ -324,6 +326,20 @@ int main(int argc, char **argv)
                 sync_stream();
         }
         sync_stream();
+    } else if (!strcmp(pat, "fnclass")) {
+        func(1, 3, "_Z5stepAPfS_f");
+        func(2, 3, "_Z5stepBPfS_f");
+        for (uint32_t id = 3; id <= 6; id++)
+            func(id, 3, "_Z4attnPfS_f");
+        for (int it = 0; it < 400; it++) {
+            uint32_t attn = 3 + (uint32_t)(it / 2 % 4);
+            launch(1, 3, h64(1), TINY_NS);
+            launch(attn, 3, h64(2), TINY_NS);
+            launch(2, 3, h64(3), TINY_NS);
+            launch(attn, 3, h64(4), TINY_NS);
+            sync_stream();
+            T += jit(2000);
+        }
     } else {
         fprintf(stderr, "mktrace: unknown pattern %s\n", pat);
         return 2;
