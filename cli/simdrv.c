@@ -872,6 +872,12 @@ static sgraph *node_graph(CUgraphNode n)
     size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
     return i == (size_t)-1 || g_nodes[i].graph >= g_ngraphs ? NULL : &g_graphs[g_nodes[i].graph];
 }
+/* A kernel node's function: its CUfunction, or its CUkernel (a library's kernel, as the
+ * engine fills a node of a kernel launched through cudart). */
+static void *node_fn(const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    return !p ? NULL : p->func ? (void *)p->func : (void *)p->kern;
+}
 /* A template graph's node set (before a whole-graph update): part of the update, and its
  * cost at the exec's next launch counted. */
 static CUresult node_set(CUgraphNode n, void *fn)
@@ -933,7 +939,7 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, int type, void *fn)
 static CUresult d_add_kernel_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
                                   const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return add_node(n, g, N_KERNEL, p ? (void *)p->func : NULL);
+    return add_node(n, g, N_KERNEL, node_fn(p));
 }
 static CUresult d_add_memset_node(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
                                   const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c)
@@ -968,7 +974,7 @@ static CUresult d_node_set_attr(CUgraphNode n, CUkernelNodeAttrID id,
 }
 static CUresult d_node_set_params(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return node_set(n, p ? (void *)p->func : NULL);
+    return node_set(n, node_fn(p));
 }
 static CUresult d_memset_node_set(CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p)
 {
@@ -1030,7 +1036,7 @@ static CUresult exec_node_set(CUgraphExec x, CUgraphNode n, void *fn)
 }
 static CUresult d_exec_node_set(CUgraphExec x, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    return exec_node_set(x, n, p ? (void *)p->func : NULL);
+    return exec_node_set(x, n, node_fn(p));
 }
 static CUresult d_exec_memset_set(CUgraphExec x, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS *p,
                                   CUcontext c)
