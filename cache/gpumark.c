@@ -51,7 +51,7 @@ static void harvest(ag_marks *k)
             float ms = 0;
             if (q == CUDA_SUCCESS && ag_drv.cuEventElapsedTime_v2(&ms, a->ev, b->ev) == CUDA_SUCCESS &&
                 ms > 0)
-                ag_benefit_gpu(&a->T->ben, a->trial_id, a->graph, a->build,
+                ag_benefit_gpu(a->T->bp, a->trial_id, a->graph, a->build,
                                (uint64_t)((double)ms * 1e6));
         }
         pop(k);
@@ -61,7 +61,7 @@ static void harvest(ag_marks *k)
 void ag_mark_begin(ag_stream *st, ag_tmpl *T, int graph)
 {
     ag_marks *k = st->marks;
-    if (!ag_benefit_want_gpu_mark(&T->ben) || (k && k->off) ||
+    if (!ag_benefit_want_gpu_mark(T->bp) || (k && k->off) ||
         !ag_drv.cuEventQuery || !ag_drv.cuEventElapsedTime_v2 ||
         atomic_load_explicit(&ag_hot.captures, memory_order_acquire))
         return;
@@ -72,17 +72,17 @@ void ag_mark_begin(ag_stream *st, ag_tmpl *T, int graph)
     }
     if (k->open >= 0) /* an occurrence that never ended */
         ag_mark_end(st, NULL, 0);
-    if (k->n && ag_benefit_want_look(&T->ben, graph)) {
+    if (k->n && ag_benefit_want_look(T->bp, graph)) {
         /* Has the GPU reached the previous occurrence's start (the newest mark, when it is
          * T's previous occurrence, in the same mode)? Not yet: more than a whole occurrence
          * is queued ahead of this one (policy/benefit.h). One query, never a wait. */
         ag_mark *p = slot(k, k->n - 1);
         if (p->T == T && p->state == M_DONE && p->seq == T->mark_seq && p->graph == graph) {
             CUresult q = ag_drv.cuEventQuery(p->ev);
-            uint32_t bounds = T->ben.gpu_bounds;
+            uint32_t bounds = T->bp->gpu_bounds;
             if (q == CUDA_SUCCESS || q == CUDA_ERROR_NOT_READY)
-                ag_benefit_behind(&T->ben, graph, q == CUDA_ERROR_NOT_READY);
-            if (T->ben.gpu_bounds != bounds) {
+                ag_benefit_behind(T->bp, graph, q == CUDA_ERROR_NOT_READY);
+            if (T->bp->gpu_bounds != bounds) {
                 ag_tmpl_noted_gpu_bound(T);
                 T->mark_seq++; /* this occurrence is not marked: the chain breaks */
                 return;
@@ -99,12 +99,12 @@ void ag_mark_begin(ag_stream *st, ag_tmpl *T, int graph)
         return;
     }
     m->T = T;
-    m->trial_id = T->ben.trial_id;
+    m->trial_id = T->bp->trial_id;
     m->graph = (uint8_t)graph;
     m->build = 0;
     m->state = M_OPEN;
     k->open = (int32_t)k->n++;
-    ag_benefit_marked(&T->ben);
+    ag_benefit_marked(T->bp);
 }
 
 void ag_mark_end(ag_stream *st, ag_tmpl *T, int build)
@@ -148,5 +148,5 @@ void ag_tmpl_noted_gpu_bound(const ag_tmpl *T)
     ag_stat_inc(AG_ST_POLICY_GPU_BOUND);
     ag_log(AG_LOG_DEBUG, "sequence %016llx: GPU-bound (the GPU is behind the host): eager, "
            "no graph, probed again after %u occurrences", (unsigned long long)T->key,
-           T->ben.wait);
+           T->bp->wait);
 }

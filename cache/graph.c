@@ -240,7 +240,7 @@ ag_build_req *ag_build_snapshot(ag_stream *st, ag_tmpl *T, uint32_t p, uint32_t 
     q->epoch = atomic_load(&g_builds_epoch);
     q->n = n;
     q->ctx = st->ctx;
-    q->probed = (uint8_t)ag_benefit_probing(&T->ben);
+    q->probed = (uint8_t)ag_benefit_probing(T->bp);
     q->nodes = (ag_node *)(q + 1);
     q->recs = (ag_rec *)(q->nodes + n);
     q->ptrs = (void **)(q->recs + n);
@@ -339,7 +339,7 @@ void ag_build_finish(ag_build_req *q, int run)
     }
     if (failed) { /* as a build that fails where it is held: graphs off for a while (back-off) */
         T->broken[AG_BREAK_GRAPH_API]++;
-        ag_benefit_failed(&T->ben);
+        ag_benefit_failed(T->bp);
     }
     ag_unlock(&st->mu);
     if (!current || !run)

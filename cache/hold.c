@@ -162,7 +162,7 @@ ag_tmpl *ag_switch_candidate(ag_stream *st, const ag_shape *sh, uint64_t h,
     ag_bucket *b = ag_bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
         if (U != st->cand && ag_node_matches(U, st->pos + k, sh, h, at) &&
-            ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, k, 1))
+            ag_tmpl_wants_graph(U) && held_prefix_of(st, U, k, 1))
             return U;
     /* none to switch to; but when the launches so far begin another template all the same
      * (one eager now, or cut into other pieces), the occurrence was that one's: the stream runs
@@ -183,7 +183,7 @@ ag_tmpl *ag_exact_template(ag_stream *st)
         return st->cand;
     ag_bucket *b = ag_bucket_of(st, st->cand->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first)
-        if (U->len == n && ag_benefit_want_graph(&U->ben) && held_prefix_of(st, U, st->nheld, 0) &&
+        if (U->len == n && ag_tmpl_wants_graph(U) && held_prefix_of(st, U, st->nheld, 0) &&
             piece_at(U, st->pos) == (int)U->npieces - 1)
             return U;
     return NULL;
@@ -203,6 +203,7 @@ void ag_learn_held(ag_stream *st)
  * them): credit for false starts, up to two occurrences' worth (ag_hold_abort). */
 static void tmpl_earn(ag_tmpl *T, uint32_t n)
 {
+    T = ag_tmpl_lead(T); /* (a variant group's credit is its first's) */
     uint64_t c = (uint64_t)T->credit + n, cap = 2 * (uint64_t)T->len;
     T->credit = (uint32_t)(c < cap ? c : cap);
 }
@@ -215,7 +216,7 @@ static void piece_failed(ag_stream *st, ag_tmpl *T, int rc)
     ag_issue_held(st, rc == AG_REPLAY_FULL ? AG_ST_FATE_CACHE_FULL : AG_ST_FATE_GRAPH_FAIL);
     T->eager_runs++;
     T->broken[AG_BREAK_GRAPH_API]++;
-    ag_benefit_failed(&T->ben);
+    ag_benefit_failed(T->bp);
     ag_mark_end(st, NULL, 0);
     ag_hold_end(st);
     if (n)
@@ -253,7 +254,7 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
     uint32_t pos = st->pos, n = st->pos + st->nheld;
     if (!T->planned)
         ag_tmpl_plan(st, T, held_ns, 1);
-    else if (T->plan_queued != T->ben.queued)
+    else if (T->plan_queued != T->bp->queued)
         ag_tmpl_plan(st, T, T->plan_held_ns, 1);
     for (uint32_t p = 0; p < T->npieces; p++) {
         uint32_t s = p ? T->ends[p - 1] : 0;
@@ -262,11 +263,11 @@ static void complete_elsewhere(ag_stream *st, ag_tmpl *T, uint64_t held_ns)
     }
     ag_log(AG_LOG_DEBUG, "sequence %016llx: held and issued eagerly while the worker builds its "
            "graph%s", (unsigned long long)T->key,
-           ag_benefit_probing(&T->ben) ? " (in its probe, for the trial to come)" : "");
+           ag_benefit_probing(T->bp) ? " (in its probe, for the trial to come)" : "");
     ag_issue_held(st, AG_ST_FATE_BUILDING);
     T->eager_runs++;
     tmpl_earn(T, n);
-    ag_benefit_unsampled(&T->ben);
+    ag_benefit_unsampled(T->bp);
     ag_mark_end(st, NULL, 0);
     ag_hold_end(st);
     if (st->held)
@@ -336,10 +337,10 @@ void ag_complete(ag_stream *st)
     ag_tmpl_occurred(st, T, 1, st->occ_built | built, st->occ_t0);
     if (!T->planned) /* measured now: cut T into pieces */
         ag_tmpl_plan(st, T, held_ns, 0);
-    else if (T->plan_queued != T->ben.queued) /* the GPU is (no longer) busy when holds begin */
+    else if (T->plan_queued != T->bp->queued) /* the GPU is (no longer) busy when holds begin */
         ag_tmpl_plan(st, T, T->plan_held_ns, 0);
     else if (T->plan_guessed && T->npieces == 1 && ag_graph_launch_ns() &&
-             T->ben.state == AG_BEN_ON) /* one piece on a guess: the cost is measured now */
+             T->bp->state == AG_BEN_ON) /* one piece on a guess: the cost is measured now */
         ag_tmpl_plan(st, T, T->plan_held_ns, 0);
     ag_hold_end(st);
     if (st->held)
@@ -389,8 +390,8 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     if (late)
         tmpl_earn(T, pos);
     else if ((reason == AG_ST_FL_DIVERGE || reason == AG_ST_FL_TIMEOUT) && !T->prof &&
-             T->credit >= st->nheld) {
-        T->credit -= st->nheld;
+             ag_tmpl_lead(T)->credit >= st->nheld) {
+        ag_tmpl_lead(T)->credit -= st->nheld;
         late = 1;
     }
     if (reason == AG_ST_FL_DIVERGE && st->sibling && pos) {
@@ -401,14 +402,18 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     st->sibling = NULL;
     ag_issue_held(st, ag_fate_flushed(reason));
     if (!T->prof && late) {
-        ag_benefit_unsampled(&T->ben);
+        ag_benefit_unsampled(T->bp);
     } else if (!T->prof) {
-        uint32_t offs = T->ben.abort_offs;
-        ag_benefit_aborted(&T->ben);
-        if (T->ben.abort_offs != offs) {
+        /* a variant's own breaking off shuts its own gate, not its group's policy */
+        ag_benefit *b = T->bp == &T->ben ? T->bp : &T->ben;
+        uint32_t offs = b->abort_offs;
+        if (b != T->bp)
+            ag_benefit_unsampled(T->bp);
+        ag_benefit_aborted(b);
+        if (b->abort_offs != offs) {
             ag_stat_inc(AG_ST_POLICY_ABORT_OFF);
             ag_log(AG_LOG_DEBUG, "sequence %016llx: breaks off too often: eager for %u "
-                   "occurrences", (unsigned long long)T->key, T->ben.wait);
+                   "occurrences", (unsigned long long)T->key, b->wait);
         }
     }
     ag_mark_end(st, NULL, 0);

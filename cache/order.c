@@ -231,7 +231,7 @@ static void attr_churn(ag_tmpl *T)
         return;
     T->attr_churn = 0;
     T->attr_offs++;
-    ag_benefit_failed(&T->ben);
+    ag_benefit_failed(T->bp);
     ag_stat_inc(AG_ST_POLICY_ATTR_OFF);
     ag_log(AG_LOG_DEBUG, "sequence %016llx: function attribute changes keep dropping its "
            "graphs before they pay back: eager for a while", (unsigned long long)T->key);

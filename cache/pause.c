@@ -21,7 +21,7 @@ static void unsample_each(ag_stream *st, void *unused)
         return;
     ag_lock(&st->mu);
     for (ag_tmpl *T = st->tmpls; T; T = T->next_all) {
-        ag_benefit_unsampled(&T->ben);
+        ag_benefit_unsampled(T->bp);
         T->mark_seq++; /* (GPU marks pair only consecutive occurrences: gpumark.c) */
     }
     ag_unlock(&st->mu);

@@ -231,7 +231,7 @@ static void write_node(FILE *f, const ag_pshape *p, const char *name)
 /* Whether a template is worth keeping: graphs won for it. */
 static int worth_keeping(const ag_tmpl *T)
 {
-    return !T->prof && (T->replays || T->ben.state == AG_BEN_ON);
+    return !T->prof && (T->replays || T->bp->state == AG_BEN_ON);
 }
 
 /* A template as a profile sequence (NULL when out of memory). */
@@ -244,9 +244,9 @@ static ag_pseq *from_template(const ag_tmpl *T)
         return NULL;
     }
     q->len = T->len;
-    q->trusted = T->ben.state == AG_BEN_ON;
-    q->med_graph = T->ben.med_graph;
-    q->med_eager = T->ben.med_eager;
+    q->trusted = T->bp->state == AG_BEN_ON;
+    q->med_graph = T->bp->med_graph;
+    q->med_eager = T->bp->med_eager;
     for (uint32_t i = 0; i < T->len; i++) {
         ag_pshape_of(&T->nodes[i].shape, T->nodes[i].lay, &q->nodes[i]);
         q->names[i] = strdup(T->nodes[i].lay->name);

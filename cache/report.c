@@ -28,9 +28,9 @@ static void collect_locked(ag_stream *st, top_acc *a);
  * 3.7 ms), and the report then claimed 38 s saved in a 5 s run. */
 static uint64_t tmpl_saved_ns(const ag_tmpl *T)
 {
-    if (!T->ben.med_graph || T->ben.med_eager <= T->ben.med_graph)
+    if (!T->bp->med_graph || T->bp->med_eager <= T->bp->med_graph)
         return 0;
-    uint64_t per = T->ben.med_eager - T->ben.med_graph, eager = ag_eager_launch_ns();
+    uint64_t per = T->bp->med_eager - T->bp->med_graph, eager = ag_eager_launch_ns();
     if (eager && per > T->len * eager) /* (no eager launch timed yet: no bound) */
         per = T->len * eager;
     return per * T->replays;
@@ -92,15 +92,15 @@ static void collect_locked(ag_stream *st, top_acc *a)
         r->len = T->len;
         r->replays = T->replays;
         r->eager_runs = T->eager_runs;
-        r->state = T->ben.state == AG_BEN_ON ? "graph" : T->ben.state == AG_BEN_OFF ? "eager" : "trial";
-        r->med_graph_ns = T->ben.med_graph;
-        r->med_eager_ns = T->ben.med_eager;
+        r->state = T->bp->state == AG_BEN_ON ? "graph" : T->bp->state == AG_BEN_OFF ? "eager" : "trial";
+        r->med_graph_ns = T->bp->med_graph;
+        r->med_eager_ns = T->bp->med_eager;
         r->saved_ns = tmpl_saved_ns(T);
         /* schema 2: what became of it, and why */
         int broke = T->broken[AG_BREAK_DIVERGE] + T->broken[AG_BREAK_TIMEOUT] +
                     T->broken[AG_BREAK_GRAPH_API] > T->replays;
-        r->status = T->ben.state == AG_BEN_ON     ? AG_SEQ_GRAPHED
-                    : T->ben.state == AG_BEN_TRIAL || T->ben.state == AG_BEN_PROBE
+        r->status = T->bp->state == AG_BEN_ON     ? AG_SEQ_GRAPHED
+                    : T->bp->state == AG_BEN_TRIAL || T->bp->state == AG_BEN_PROBE
                         ? AG_SEQ_TRIAL
                     : broke                        ? AG_SEQ_OFF_FAILURES
                                                    : AG_SEQ_EAGER_POLICY;
@@ -108,12 +108,13 @@ static void collect_locked(ag_stream *st, top_acc *a)
         r->why[AG_WHY_HOLD_TIMEOUT] = T->broken[AG_BREAK_TIMEOUT];
         r->why[AG_WHY_COPY] = T->broken[AG_BREAK_COPY];
         r->why[AG_WHY_GRAPH_API] = T->broken[AG_BREAK_GRAPH_API];
-        r->why[AG_WHY_EAGER_FASTER] = T->ben.trials - T->ben.wins;
+        r->why[AG_WHY_EAGER_FASTER] = /* (a variant group's trials: its first's) */
+            T->bp == &T->ben ? T->bp->trials - T->bp->wins : 0;
         r->why[AG_WHY_ATTR_CHURN] = T->attr_offs;
-        r->host_graph_ns = T->ben.med_graph;
-        r->host_eager_ns = T->ben.med_eager;
-        r->gpu_graph_ns = T->ben.gpu_graph;
-        r->gpu_eager_ns = T->ben.gpu_eager;
+        r->host_graph_ns = T->bp->med_graph;
+        r->host_eager_ns = T->bp->med_eager;
+        r->gpu_graph_ns = T->bp->gpu_graph;
+        r->gpu_eager_ns = T->bp->gpu_eager;
         for (uint32_t i = 0; i < T->len && r->nkernels < AG_SEQ_KERNELS; i++)
             if (!i || strcmp(T->nodes[i].lay->name, T->nodes[i - 1].lay->name))
                 r->kernel[r->nkernels++] = T->nodes[i].lay->name;

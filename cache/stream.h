@@ -110,6 +110,8 @@ typedef struct ag_tmpl {
                                       * worker finishes for an older generation is thrown away */
     size_t mem_est;
     ag_benefit ben;
+    ag_benefit *bp;                  /* the policy it follows: its own ben, or its variant
+                                      * group's (the first variant's: tmpl.c, join_variants) */
     uint32_t mark_seq;               /* occurrences, for GPU marks (gpumark.h) */
     uint32_t broken[4];              /* occurrences broken off: divergence, time-out, copy,
                                       * graph call failures (enum ag_tmpl_break) */
@@ -131,6 +133,19 @@ typedef struct ag_tmpl {
                                           * and the list's */
     struct ag_tmpl *next_all;
 } ag_tmpl;
+
+/* Whether T's next occurrence should be a graph: its group's policy says so and, for a variant
+ * that follows another's, its own gate is open (policy/benefit.h, ag_benefit_gate_shut). */
+static inline int ag_tmpl_wants_graph(const ag_tmpl *T)
+{
+    return ag_benefit_want_graph(T->bp) && (T->bp == &T->ben || !ag_benefit_gate_shut(&T->ben));
+}
+
+/* The first of T's variant group (T itself when it has none): whose ag_benefit T follows. */
+static inline ag_tmpl *ag_tmpl_lead(ag_tmpl *T)
+{
+    return (ag_tmpl *)(void *)((char *)T->bp - offsetof(ag_tmpl, ben));
+}
 
 typedef struct ag_bucket {
     uint64_t first_hash;

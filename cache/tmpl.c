@@ -74,7 +74,8 @@ ag_tmpl *ag_tmpl_new(uint64_t key, const ag_shape *shapes, const uint64_t *hashe
         n->graph_vals = at + vals_bytes(n->lay);
         at += 2 * vals_bytes(n->lay);
     }
-    ag_benefit_init(&T->ben, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
+    T->bp = &T->ben;
+    ag_benefit_init(T->bp, ag_opt(AG_OPT_BENEFIT) == AG_BENEFIT_ALWAYS, len);
     ag_stat_add(AG_ST_SEQ_TEMPLATE_LAUNCHES, len);
     T->npieces = 1;
     T->ends[0] = len;
@@ -171,10 +172,10 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
         graph_ns = eager_ns;
     else if (!graph_ns && guess)
         graph_ns = eager_ns * 3 / 4;
-    ag_piece_costs c = { held_ns, eager_ns, graph_ns, max_hold_ns, T->ben.queued };
+    ag_piece_costs c = { held_ns, eager_ns, graph_ns, max_hold_ns, T->bp->queued };
     if (c.queued && !T->plan_queued)
         ag_stat_inc(AG_ST_POLICY_WHOLE);
-    T->plan_queued = T->ben.queued;
+    T->plan_queued = T->bp->queued;
     T->plan_held_ns = held_ns;
     T->plan_guessed = !ag_graph_launch_ns();
     uint32_t fixed = (uint32_t)ag_opt(AG_OPT_PIECE);
@@ -194,7 +195,8 @@ void ag_tmpl_plan(ag_stream *st, ag_tmpl *T, uint64_t held_ns, int guess)
     if (n == T->npieces && !memcmp(ends, T->ends, n * sizeof *ends))
         return;
     ag_tmpl_drop_graph(st, T);
-    ag_benefit_replanned(&T->ben);
+    if (T->bp == &T->ben) /* (a variant's cut is its own: the group's samples stand) */
+        ag_benefit_replanned(T->bp);
     T->npieces = n;
     memcpy(T->ends, ends, n * sizeof *ends);
     ag_log(AG_LOG_DEBUG, "sequence %016llx (%u launches, %.1f us apart when held; a launch "
@@ -244,6 +246,37 @@ static uint32_t payback_need(const ag_tmpl *T)
     return payback_need_len(T->len);
 }
 
+/* A new template joins the variant group of an older one: it follows that one's policy (its
+ * probe, trial, verdict and back-offs: one ag_benefit) instead of its own. Variants are
+ * templates of the stream that start as the group's first does and are about as long (within
+ * an eighth), AG_VARIANT_MIN launches or more. A decode step comes in variants that take turns
+ * (kernels PyTorch picks by the alignment of a growing tensor and by powers of two of its
+ * length: a T5 step in 15 over 24 tokens, a Llama step in 6), so a trial of each one's own
+ * collects its samples slowly, and in a run of a few generate calls none finished (model:
+ * F24 0.987x, F15r 1.045x); one trial over all of them samples every step. Its intervals run
+ * from one variant's start to the next's, one step each, in the mode the step ran in. 1 when
+ * T joined. */
+#define AG_VARIANT_MIN 16
+static int join_variants(ag_stream *st, ag_tmpl *T)
+{
+    if (T->len < AG_VARIANT_MIN || T->from_profile || T->bp->always)
+        return 0;
+    ag_bucket *b = ag_bucket_of(st, T->first_hash);
+    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
+        uint32_t d = U->len > T->len ? U->len - T->len : T->len - U->len;
+        if (U == T || U->bp != &U->ben || U->prof || U->from_profile || 8 * d > U->len ||
+            U->len < AG_VARIANT_MIN)
+            continue;
+        T->bp = &U->ben;
+        ag_stat_inc(AG_ST_POLICY_VARIANT_JOIN);
+        ag_log(AG_LOG_DEBUG, "sequence %016llx: a variant of %016llx (the same first launch, "
+               "%u launches against %u): one policy for both", (unsigned long long)T->key,
+               (unsigned long long)U->key, T->len, U->len);
+        return 1;
+    }
+    return 0;
+}
+
 /* T's trial just won: its variants take the verdict -- templates of the stream that start as
  * T does and are about as long (within an eighth), still probing (past their payback wait)
  * or in a trial of their own. A decode step comes in variants (kernels PyTorch picks by the
@@ -258,9 +291,9 @@ static void trust_variants(ag_stream *st, const ag_tmpl *T)
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
         uint32_t d = U->len > T->len ? U->len - T->len : T->len - U->len;
         if (U == T || U->prof || U->from_profile || 8 * d > T->len ||
-            !(ag_benefit_probing(&U->ben) || U->ben.state == AG_BEN_TRIAL))
+            !(ag_benefit_probing(U->bp) || U->bp->state == AG_BEN_TRIAL))
             continue;
-        ag_benefit_trust(&U->ben);
+        ag_benefit_trust(U->bp);
         ag_stat_inc(AG_ST_POLICY_VARIANT);
         ag_log(AG_LOG_DEBUG, "sequence %016llx: graphs pay for its variant %016llx (the same "
                "first launch, %u launches against %u): on without a trial of its own",
@@ -271,31 +304,33 @@ static void trust_variants(ag_stream *st, const ag_tmpl *T)
 /* An occurrence of T, told to its policy; a finished trial is counted. */
 void ag_tmpl_occurred(ag_stream *st, ag_tmpl *T, int graph, int build, uint64_t t)
 {
-    if (ag_benefit_dormant(&T->ben)) /* the costs may be better known now */
-        ag_benefit_set_need(&T->ben, 0, payback_need(T));
-    int before = T->ben.state;
-    uint32_t bounds = T->ben.gpu_bounds;
-    if (t && ag_benefit_wants_span(&T->ben, graph, build)) /* (it ends here: at an ordering
+    if (ag_benefit_dormant(T->bp)) /* the costs may be better known now */
+        ag_benefit_set_need(T->bp, 0, payback_need(T));
+    int before = T->bp->state;
+    uint32_t bounds = T->bp->gpu_bounds;
+    if (t && ag_benefit_wants_span(T->bp, graph, build)) /* (it ends here: at an ordering
                                                              * point, or its last launch) */
-        ag_benefit_span(&T->ben, graph, build, ag_now_ns() - t);
-    ag_benefit_occurred(&T->ben, graph, build, t);
-    if (T->ben.gpu_bounds != bounds)
+        ag_benefit_span(T->bp, graph, build, ag_now_ns() - t);
+    ag_benefit_occurred(T->bp, graph, build, t);
+    if (T->bp != &T->ben)
+        ag_benefit_gate_occurred(&T->ben, graph);
+    if (T->bp->gpu_bounds != bounds)
         ag_tmpl_noted_gpu_bound(T);
-    else if (before == AG_BEN_PROBE && T->ben.state == AG_BEN_TRIAL) {
+    else if (before == AG_BEN_PROBE && T->bp->state == AG_BEN_TRIAL) {
         ag_stat_inc(AG_ST_POLICY_HOST_BOUND);
         ag_log(AG_LOG_DEBUG, "sequence %016llx: host-bound (its probe found the GPU caught up): "
                "a trial", (unsigned long long)T->key);
     }
-    if (before == AG_BEN_TRIAL && T->ben.state != AG_BEN_TRIAL) {
-        int on = T->ben.state == AG_BEN_ON;
+    if (before == AG_BEN_TRIAL && T->bp->state != AG_BEN_TRIAL) {
+        int on = T->bp->state == AG_BEN_ON;
         ag_stat_inc(on ? AG_ST_POLICY_ON : AG_ST_POLICY_OFF);
         if (ag_log_level() >= AG_LOG_DEBUG) {
             char samples[1024];
-            ag_benefit_describe(&T->ben, samples, sizeof samples);
+            ag_benefit_describe(T->bp, samples, sizeof samples);
             ag_log_write(AG_LOG_DEBUG, "sequence %016llx: %s (median %.1f us as a graph, %.1f "
                          "us eager; samples in us, %s)", (unsigned long long)T->key,
-                         on ? "graphs pay" : "eager is as fast", T->ben.med_graph / 1e3,
-                         T->ben.med_eager / 1e3, samples);
+                         on ? "graphs pay" : "eager is as fast", T->bp->med_graph / 1e3,
+                         T->bp->med_eager / 1e3, samples);
         }
         if (on)
             trust_variants(st, T);
@@ -326,7 +361,7 @@ static ag_tmpl *first_starting(ag_stream *st, const ag_shape *sh, uint64_t h,
 /* In a trial, and eager this time: its occurrence is marked on the GPU (gpumark.h). */
 static int trial_eager(const ag_tmpl *T)
 {
-    return ag_benefit_want_gpu_mark(&T->ben) && !ag_benefit_want_graph(&T->ben);
+    return ag_benefit_want_gpu_mark(T->bp) && !ag_benefit_want_graph(T->bp);
 }
 
 /* In its probe, with no graph and none being built, and the worker would build it: this
@@ -337,13 +372,13 @@ static int trial_eager(const ag_tmpl *T)
  * against 0.25 ms replayed). */
 static int wants_snapshot(const ag_tmpl *T)
 {
-    return ag_benefit_probing(&T->ben) && !T->pieces[0].exec && !T->pieces[0].pending &&
+    return ag_benefit_probing(T->bp) && !T->pieces[0].exec && !T->pieces[0].pending &&
            !T->from_profile && !T->build_here && ag_worker_on();
 }
 
 static int want_held(const ag_tmpl *T)
 {
-    return ag_benefit_want_graph(&T->ben) || wants_snapshot(T);
+    return ag_tmpl_wants_graph(T) || wants_snapshot(T);
 }
 
 ag_tmpl *ag_find_trial_start(ag_stream *st, const ag_shape *sh, uint64_t h,
@@ -416,7 +451,7 @@ ag_tmpl *ag_adopt_provisional(ag_stream *st, ag_tmpl *P)
             insert_template(st, T);
             s->tmpl = T;
             T->from_profile = 1; /* (built where it is first held: hold.c) */
-            ag_benefit_trust(&T->ben);
+            ag_benefit_trust(T->bp);
             ag_stat_inc(AG_ST_SEQ_TEMPLATES);
         }
     }
@@ -459,17 +494,17 @@ static uint32_t rest_occurrences(ag_stream *st, uint32_t k, uint64_t left)
  * learner: a rest must not begin under it). */
 static void rest_eager(ag_stream *st, ag_tmpl *T, int off, int alone)
 {
-    if (!alone || st->cand || st->ntmpl != 1 || T->ben.always || ag_learn_rests(&st->learn))
+    if (!alone || st->cand || st->ntmpl != 1 || T->bp->always || ag_learn_rests(&st->learn))
         return;
     uint32_t k = 0;
     for (uint32_t i = 0; i < T->len; i++)
         k += T->nodes[i].shape.kind != AG_KIND_COPY;
-    uint64_t left = off ? (T->ben.wait > T->ben.nocc ? T->ben.wait - T->ben.nocc : 0)
-                        : (T->ben.need > T->ben.seen ? T->ben.need - T->ben.seen : 0);
+    uint64_t left = off ? (T->bp->wait > T->bp->nocc ? T->bp->wait - T->bp->nocc : 0)
+                        : (T->bp->need > T->bp->seen ? T->bp->need - T->bp->seen : 0);
     uint32_t occ = rest_occurrences(st, k, left);
     if (!occ)
         return;
-    ag_benefit_rested(&T->ben, occ);
+    ag_benefit_rested(T->bp, occ);
     ag_log(AG_LOG_DEBUG, "stream %p: its only sequence %016llx is eager by policy (%s); "
            "learning rests for %llu launches", (void *)st->handle, (unsigned long long)T->key,
            off ? "its back-off" : "waiting for its payback", (unsigned long long)occ * k);
@@ -552,10 +587,10 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         ag_tmpl_occurred(st, T, 0, 0, c->t0);
         /* graphs lost here: its occurrences should not keep the stream learning (resting) */
         int was = s->barren;
-        s->barren = T->ben.state == AG_BEN_OFF;
+        s->barren = T->bp->state == AG_BEN_OFF;
         if (!was && s->barren)
             rest_eager(st, T, 1, alone);
-        else if (ag_benefit_dormant(&T->ben))
+        else if (ag_benefit_dormant(T->bp))
             rest_eager(st, T, 0, alone);
         return;
     }
@@ -572,7 +607,8 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
     t = ag_now_ns() - t;
     insert_template(st, T);
     s->tmpl = T;
-    ag_benefit_set_need(&T->ben, s->count - 1, payback_need(T)); /* this one is told below */
+    if (!join_variants(st, T))
+        ag_benefit_set_need(T->bp, s->count - 1, payback_need(T)); /* this one is told below */
     if (c->t0 || ag_opt(AG_OPT_PIECE)) { /* the host's time per launch of this occurrence, less
                                           * the launches' own (or fixed pieces) */
         uint64_t host = (ag_now_ns() - c->t0) / c->len, eager = ag_eager_launch_ns();
@@ -615,6 +651,7 @@ ag_tmpl *ag_provisional(const ag_shape *sh, const ag_layout *lay, uint64_t h)
     ag_tmpl *T = q ? calloc(1, sizeof *T) : NULL;
     if (T) {
         T->prof = q;
+        T->bp = &T->ben;
         T->len = ag_profile_len(q);
         T->first_hash = h;
         T->npieces = 1;

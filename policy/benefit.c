@@ -416,6 +416,27 @@ void ag_benefit_set_need(ag_benefit *b, uint32_t seen, uint32_t need)
     b->need = need;
 }
 
+/* Completions against aborts: both halve every ABORT_WINDOW holds. */
+static void count_complete(ag_benefit *b)
+{
+    if (b->completes < UINT8_MAX && ++b->completes + b->aborts >= ABORT_WINDOW) {
+        if (!b->aborts && b->abort_backoff > ABORT_BACKOFF_FIRST)
+            b->abort_backoff /= 2; /* a clean window: breaking off is forgiven, slowly */
+        b->completes /= 2;
+        b->aborts /= 2;
+    }
+}
+
+void ag_benefit_gate_occurred(ag_benefit *g, int graph)
+{
+    if (graph)
+        count_complete(g);
+    if (g->state == AG_BEN_OFF && ++g->nocc >= g->wait) {
+        g->state = AG_BEN_PROBE; /* open again (its own probe is never run: only the state) */
+        g->nocc = 0;
+    }
+}
+
 void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
 {
     if (b->seen < UINT32_MAX)
@@ -424,12 +445,8 @@ void ag_benefit_occurred(ag_benefit *b, int graph, int build, uint64_t t)
         b->prev_t = 0; /* dormant (ag_benefit_dormant): not yet worth a measurement */
         return;
     }
-    if (graph && b->completes < UINT8_MAX && ++b->completes + b->aborts >= ABORT_WINDOW) {
-        if (!b->aborts && b->abort_backoff > ABORT_BACKOFF_FIRST)
-            b->abort_backoff /= 2; /* a clean window: breaking off is forgiven, slowly */
-        b->completes /= 2;
-        b->aborts /= 2;
-    }
+    if (graph)
+        count_complete(b);
     if ((b->state == AG_BEN_TRIAL || b->state == AG_BEN_PROBE) && b->prev_t && t > b->prev_t &&
         !b->prev_build) {
         uint64_t d = t - b->prev_t;

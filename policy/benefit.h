@@ -186,6 +186,19 @@ void ag_benefit_aborted(ag_benefit *b);
  * against 0.25 ms, and lost its early win to it). */
 void ag_benefit_unsampled(ag_benefit *b);
 
+/* A template that follows its variant group's policy (cache/tmpl.c, join_variants) keeps its
+ * own breaking off apart: its own ag_benefit is only a gate. ag_benefit_aborted turns the gate
+ * shut (state OFF) as it would turn a sequence off, so a variant that keeps diverging pays
+ * O(log n) holds without turning its group off; this counts an occurrence of the variant
+ * (`graph`: completed as a graph) towards the gate's back-off and its completions. */
+void ag_benefit_gate_occurred(ag_benefit *g, int graph);
+
+/* The gate is shut: the variant is not held, whatever its group's policy says. */
+static inline int ag_benefit_gate_shut(const ag_benefit *g)
+{
+    return g->state == AG_BEN_OFF;
+}
+
 /* Off, or dormant (eager by policy): the engine let `occ` occurrences pass unseen (its stream
  * rested through them): they count towards the back-off, or as seen (short of the last
  * dormant one). */

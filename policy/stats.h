@@ -62,6 +62,8 @@
     X(POLICY_VARIANT, "policy.variants_trusted", "sequences put on without a trial of "      \
                                                  "their own: a variant (the same first "      \
                                                  "launch, about as long) won its trial")       \
+    X(POLICY_VARIANT_JOIN, "policy.variants_joined", "sequences made to follow an older "      \
+      "variant's policy (one trial for a decode step's variants)")                            \
     X(PROFILE_LOADED, "profile.loaded", "sequences loaded from AUTOGRAPH_PROFILE")           \
     X(PROFILE_USED, "profile.used", "loaded sequences used")                                 \
     X(INVALIDATIONS, "cache.invalidations", "caches dropped for unloads or context teardown") \
