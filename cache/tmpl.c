@@ -249,13 +249,13 @@ static uint32_t payback_need(const ag_tmpl *T)
 /* A new template joins the variant group of an older one: it follows that one's policy (its
  * probe, trial, verdict and back-offs: one ag_benefit) instead of its own. Variants are
  * templates of the stream that start as the group's first does and are about as long (within
- * an eighth), AG_VARIANT_MIN launches or more. A decode step comes in variants that take turns
- * (kernels PyTorch picks by the alignment of a growing tensor and by powers of two of its
- * length: a T5 step in 15 over 24 tokens, a Llama step in 6), so a trial of each one's own
- * collects its samples slowly, and in a run of a few generate calls none finished (model:
- * F24 0.987x, F15r 1.045x); one trial over all of them samples every step. Its intervals run
- * from one variant's start to the next's, one step each, in the mode the step ran in. 1 when
- * T joined. */
+ * an eighth), AG_VARIANT_MIN launches or more (8 cost F10 and F24 in the model). A decode
+ * step comes in variants that take turns (kernels PyTorch picks by the alignment of a growing
+ * tensor and by powers of two of its length: a T5 step in 15 over 24 tokens, a Llama step in
+ * 6), so a trial of each one's own collects its samples slowly, and in a run of a few
+ * generate calls none finished (model: F24 0.987x, F15r 1.045x); one trial over all of them
+ * samples every step. Its intervals run from one variant's start to the next's, one step
+ * each, in the mode the step ran in. 1 when T joined. */
 #define AG_VARIANT_MIN 16
 static int join_variants(ag_stream *st, ag_tmpl *T)
 {
@@ -605,9 +605,10 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
         return;
     }
     t = ag_now_ns() - t;
+    int joined = join_variants(st, T); /* (before T is in the index: T->bp is set once) */
     insert_template(st, T);
     s->tmpl = T;
-    if (!join_variants(st, T))
+    if (!joined)
         ag_benefit_set_need(T->bp, s->count - 1, payback_need(T)); /* this one is told below */
     if (c->t0 || ag_opt(AG_OPT_PIECE)) { /* the host's time per launch of this occurrence, less
                                           * the launches' own (or fixed pieces) */
