@@ -978,6 +978,41 @@ static void test_describe(void)
     CHECK(memchr(small, 0, 10) != NULL && small[10] == 'x');
 }
 
+static void test_variant_gate(void)
+{
+    /* A variant that follows its group's policy keeps its own breaking off apart (a gate): four
+     * aborts shut it for the abort back-off (64 occurrences of the variant, then it opens);
+     * holds that completed as graphs outweigh aborts, as for a sequence of its own. */
+    ag_benefit g;
+    ag_benefit_init(&g, 0, 200);
+    CHECK(!ag_benefit_gate_shut(&g));
+    for (int i = 0; i < 3; i++)
+        ag_benefit_aborted(&g);
+    CHECK(!ag_benefit_gate_shut(&g));
+    ag_benefit_aborted(&g);
+    CHECK(ag_benefit_gate_shut(&g));
+    int opened = 0;
+    for (int i = 0; i < 200 && !opened; i++) {
+        ag_benefit_gate_occurred(&g, 0);
+        opened = !ag_benefit_gate_shut(&g) ? i + 1 : 0;
+    }
+    CHECK_EQ(opened, 64);
+    for (int i = 0; i < 8; i++) /* completions first: four aborts no longer shut it */
+        ag_benefit_gate_occurred(&g, 1);
+    for (int i = 0; i < 4; i++)
+        ag_benefit_aborted(&g);
+    CHECK(!ag_benefit_gate_shut(&g));
+    for (int i = 0; i < 8; i++) /* more aborts than completions: shut, for twice as long */
+        ag_benefit_aborted(&g);
+    CHECK(ag_benefit_gate_shut(&g));
+    opened = 0;
+    for (int i = 0; i < 400 && !opened; i++) {
+        ag_benefit_gate_occurred(&g, 0);
+        opened = !ag_benefit_gate_shut(&g) ? i + 1 : 0;
+    }
+    CHECK_EQ(opened, 128);
+}
+
 int main(void)
 {
     test_describe();
@@ -1006,5 +1041,6 @@ int main(void)
     test_aborts_and_failures();
     test_build_sample_excluded();
     test_unsampled_breaks_interval();
+    test_variant_gate();
     return check_done("test_benefit");
 }
