@@ -41,6 +41,9 @@
 #           `autograph report`, in-process pairs; about 7 minutes
 #   fwnew2  F23, F24 (diffusion sampling, T5 generate): the same, F23 also against PyTorch's own
 #           graph; about 7 minutes
+#   groups  the decode rows the variant groups moved (thirtieth session: F24, F15d, F15r, F4):
+#           paired eager / this build (/ the old one in .old/libautograph.so) with reports, then
+#           F24 and F15d in-process; about 9 minutes
 #   p4c     where P4c's early in-process rounds lose: selftime by state, its report, finer rounds
 #   slowhost  F15d and F20 in-process with the worker on and off (AUTOGRAPH_WORKER), 4 rounds of
 #           blocks of 5 and 20 iterations: do the slow processes lose to our threads? ~8 minutes
@@ -56,7 +59,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|fwnew2|p4c|slowhost|pieces..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|fwnew2|groups|p4c|slowhost|pieces..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -243,6 +246,23 @@ fwnew)
         shift 3
         inp "$n" "$ti" --procs 4 --rounds 8 -- python3 "$@"
     done
+    ;;
+groups)
+    # the thirtieth session's variant groups (a decode step's variants under one policy): the
+    # rows they moved, paired with the stats kept for `autograph report`, then in-process
+    N="eager= new=preload,AUTOGRAPH_STATS=$logs/stats_%s.%%p.json ${OLD[*]}"
+    for row in "F24 100 bench/fw_hf_t5.py --iters=16 --warmup=3" \
+        "F15d 100 bench/fw_hf_llama.py --cache=dynamic --iters=16 --warmup=2" \
+        "F15r 80 bench/fw_hf_llama.py --cache=dynamic --sample --iters=16 --warmup=2" \
+        "F4 80 bench/fw_hf_gpt2.py --iters=32 --warmup=3"; do
+        set -- $row
+        n=$1 t=$2
+        shift 2
+        R=8 ABT=$t abv "$n" "$(printf "$N" "$n")" python3 "$@"
+        report_of "$n"
+    done
+    inp F24 80 --procs 4 --rounds 4 -- python3 bench/fw_hf_t5.py --iters=16 --warmup=3
+    inp F15d 80 --procs 4 --rounds 4 -- python3 bench/fw_hf_llama.py --cache=dynamic --iters=16 --warmup=2
     ;;
 fwnew2)
     # the twenty-ninth session's programs (F23 diffusion sampling, F24 T5 generate): their GPU
