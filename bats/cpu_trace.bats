@@ -8,7 +8,7 @@
 bats_require_minimum_version 1.5.0
 load harness
 
-setup_file() { harness_require loop8 traceops event fork tracequeue tracethreads attrchurn; }
+setup_file() { harness_require loop8 traceops event fork tracequeue tracethreads attrchurn queue; }
 setup() {
     harness_setup
     CLI="$BATS_TEST_DIRNAME/../build/autograph"
@@ -420,4 +420,22 @@ EOF
     run env LD_PRELOAD="$LIB" AUTOGRAPH_TRACE="$T" "$p"
     assert_success
     assert_output --partial "PASS: 0 failures"
+}
+
+@test "trace: steps groups a decode-like step's variants and names where each differs" {
+    # queue align: 16 launches a step, position 14 one of four kernels in turn (q_av0..3)
+    rec "$H/queue" align 40
+    assert_success
+    run "$CLI" trace steps "$T"
+    assert_success
+    assert_line --partial "40 segments of 16 or more"
+    assert_line --regexp "^group 1 on stream .*: 40 occurrences in 4 variants of 16-16, first q_a0$"
+    [ "$(grep -c 'differs at 1 position:' <<<"$output")" -eq 3 ] || fail "$output"
+    [ "$(grep -cE '^    14: q_av[0-3] -> q_av[0-3]$' <<<"$output")" -eq 3 ] || fail "$output"
+    # a GPU trace: Llama's decode step (F15d) in six variants of 221 launches (and a seventh of
+    # 225), where cuDNN's kernels compiled once per sequence length count as one (a function
+    # class: the same name and parameters), not 32 variants
+    run "$CLI" trace steps "$BATS_TEST_DIRNAME/../bench/traces/F15d_hf_llama_dynamic.agt.gz"
+    assert_success
+    assert_line --regexp "^group 1 on stream 0: 159 occurrences in 7 variants of 221-225, "
 }

@@ -1,4 +1,4 @@
-/* `autograph trace dump|summary FILE` (see tracecmd.h; the reader: traceread.h). */
+/* `autograph trace dump|summary|steps FILE` (see tracecmd.h; the reader: traceread.h). */
 #include "tracecmd.h"
 
 #include <inttypes.h>
@@ -8,6 +8,7 @@
 #include <uthash.h>
 
 #include "traceread.h"
+#include "tracesteps.h"
 
 static const char *const type_names[] = { "?", "NAME", "FUNC", "STREAM", "LAUNCH",
                                           "OP", "COPY", "GPU", "END" };
@@ -263,15 +264,18 @@ static int usage(void)
     fprintf(stderr, "usage: autograph trace dump FILE     one line per record\n"
                     "       autograph trace summary FILE  counts per record type, function "
                     "and stream\n"
+                    "       autograph trace steps FILE    repeated segments and their variants "
+                    "(the engine's variant groups)\n"
                     "FILE: an AUTOGRAPH_TRACE file (FILE.gz: read through gzip -dc)\n");
     return 2;
 }
 
 int ag_trace_main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[1], "dump") && strcmp(argv[1], "summary")))
+    if (argc != 3 ||
+        (strcmp(argv[1], "dump") && strcmp(argv[1], "summary") && strcmp(argv[1], "steps")))
         return usage();
-    int dump = !strcmp(argv[1], "dump");
+    int dump = !strcmp(argv[1], "dump"), steps = !strcmp(argv[1], "steps");
     char err[512];
     ag_trr *r = ag_trr_open(argv[2], err, sizeof err);
     if (!r) {
@@ -290,8 +294,8 @@ int ag_trace_main(int argc, char **argv)
     summary s;
     memset(&s, 0, sizeof s);
     const ag_tr_hdr *h;
-    int rc;
-    while ((rc = ag_trr_next(r, &h)) == 1) {
+    int rc = steps ? ag_trace_steps(r) : 1;
+    while (rc == 1 && (rc = ag_trr_next(r, &h)) == 1) {
         if (h->type == AG_TR_NAME)
             names_set(&nm, ((const ag_tr_name *)h)->id, ag_trr_name_str((const ag_tr_name *)h));
         if (dump)
@@ -299,7 +303,7 @@ int ag_trace_main(int argc, char **argv)
         else
             sum_one(&s, h, &nm);
     }
-    if (!dump)
+    if (!dump && !steps)
         sum_print(&s, f);
     fflush(stdout);
     if (rc < 0)

@@ -1,4 +1,4 @@
-/* `autograph trace dump|summary FILE`: AUTOGRAPH_TRACE files, readable (docs/TRACE.md). */
+/* `autograph trace dump|summary|steps FILE`: AUTOGRAPH_TRACE files, readable (docs/TRACE.md). */
 #ifndef AG_TRACECMD_H
 #define AG_TRACECMD_H
 
