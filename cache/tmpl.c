@@ -251,7 +251,7 @@ static uint32_t payback_need(const ag_tmpl *T)
  * templates of the stream that start as the group's first does and are about as long (within
  * an eighth), AG_VARIANT_MIN launches or more (8 cost F10 and F24 in the model). A decode
  * step comes in variants that take turns (kernels PyTorch picks by the alignment of a growing
- * tensor and by powers of two of its length: a T5 step in 15 over 24 tokens, a Llama step in
+ * tensor and by powers of two of its length: a T5 step in 13 over 24 tokens, a Llama step in
  * 6), so a trial of each one's own collects its samples slowly, and in a run of a few
  * generate calls none finished (model: F24 0.987x, F15r 1.045x); one trial over all of them
  * samples every step. Its intervals run from one variant's start to the next's, one step
