@@ -404,8 +404,8 @@ void ag_hold_abort(ag_stream *st, enum ag_stat reason)
     if (!T->prof && late) {
         ag_benefit_unsampled(T->bp);
     } else if (!T->prof) {
-        /* a variant's own breaking off shuts its own gate, not its group's policy */
-        ag_benefit *b = T->bp == &T->ben ? T->bp : &T->ben;
+        /* its own: a variant's breaking off shuts its own gate, not its group's policy */
+        ag_benefit *b = &T->ben;
         uint32_t offs = b->abort_offs;
         if (b != T->bp)
             ag_benefit_unsampled(T->bp);

@@ -134,11 +134,12 @@ typedef struct ag_tmpl {
     struct ag_tmpl *next_all;
 } ag_tmpl;
 
-/* Whether T's next occurrence should be a graph: its group's policy says so and, for a variant
- * that follows another's, its own gate is open (policy/benefit.h, ag_benefit_gate_shut). */
+/* Whether T's next occurrence should be a graph: its group's policy says so and its own gate
+ * is open (policy/benefit.h, ag_benefit_gate_shut; for a template that follows no other, its
+ * own policy is its group's, never shut where that one wants graphs). */
 static inline int ag_tmpl_wants_graph(const ag_tmpl *T)
 {
-    return ag_benefit_want_graph(T->bp) && (T->bp == &T->ben || !ag_benefit_gate_shut(&T->ben));
+    return ag_benefit_want_graph(T->bp) && !ag_benefit_gate_shut(&T->ben);
 }
 
 /* The first of T's variant group (T itself when it has none): whose ag_benefit T follows. */

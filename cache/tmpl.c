@@ -246,6 +246,15 @@ static uint32_t payback_need(const ag_tmpl *T)
     return payback_need_len(T->len);
 }
 
+/* U is a variant of T: another learned template of T's bucket (the same first launch) whose
+ * length is within an eighth of `of` launches (join_variants and trust_variants each measure
+ * from their own reference). */
+static int variant_of(const ag_tmpl *U, const ag_tmpl *T, uint32_t of)
+{
+    uint32_t d = U->len > T->len ? U->len - T->len : T->len - U->len;
+    return U != T && !U->prof && !U->from_profile && 8 * d <= of;
+}
+
 /* A new template joins the variant group of an older one: it follows that one's policy (its
  * probe, trial, verdict and back-offs: one ag_benefit) instead of its own. Variants are
  * templates of the stream that start as the group's first does and are about as long (within
@@ -263,9 +272,7 @@ static int join_variants(ag_stream *st, ag_tmpl *T)
         return 0;
     ag_bucket *b = ag_bucket_of(st, T->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
-        uint32_t d = U->len > T->len ? U->len - T->len : T->len - U->len;
-        if (U == T || U->bp != &U->ben || U->prof || U->from_profile || 8 * d > U->len ||
-            U->len < AG_VARIANT_MIN)
+        if (!variant_of(U, T, U->len) || U->bp != &U->ben || U->len < AG_VARIANT_MIN)
             continue;
         T->bp = &U->ben;
         ag_stat_inc(AG_ST_POLICY_VARIANT_JOIN);
@@ -289,8 +296,7 @@ static void trust_variants(ag_stream *st, const ag_tmpl *T)
 {
     ag_bucket *b = ag_bucket_of(st, T->first_hash);
     for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
-        uint32_t d = U->len > T->len ? U->len - T->len : T->len - U->len;
-        if (U == T || U->prof || U->from_profile || 8 * d > T->len ||
+        if (!variant_of(U, T, T->len) ||
             !(ag_benefit_probing(U->bp) || U->bp->state == AG_BEN_TRIAL))
             continue;
         ag_benefit_trust(U->bp);
