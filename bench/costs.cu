@@ -626,55 +626,38 @@ int main(int argc, char **argv) {
     }
     C.a = 1.0f;
     if (n == 128) {
-      std::vector<double> sv, dv;
-      for (int r = -1; r < 20; r++) {
-        C.b = (float)(r & 1);
-        const double t0 = now_ns();
-        for (CUgraphNode nd : nodes) {
-          CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
-          CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
+      // every node set per round (a scalar changes; with alt_fn, the function too: tiny_alt,
+      // then back to tiny), then the launch after the updates against one after none: the
+      // updates' deferred part
+      auto node_updates = [&](bool alt_fn, double *per_set, double *per_launch) {
+        std::vector<double> sv, dv;
+        for (int r = -1; r < 20; r++) {
+          if (!alt_fn) C.b = (float)(r & 1);
+          const double t0 = now_ns();
+          for (CUgraphNode nd : nodes) {
+            CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+            if (alt_fn && !(r & 1)) p.func = C.tiny_alt;
+            CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
+          }
+          const double t1 = now_ns();
+          CHECK_CU(cuGraphLaunch(e, C.st));
+          const double t2 = now_ns();
+          sync(C.st);
+          const double t3 = now_ns();
+          CHECK_CU(cuGraphLaunch(e, C.st));
+          const double t4 = now_ns();
+          sync(C.st);
+          if (r >= 0) {
+            sv.push_back((t1 - t0) / n);
+            dv.push_back(((t2 - t1) - (t4 - t3)) / n);
+          }
         }
-        const double t1 = now_ns();
-        // the launch after the updates, against one after none: the updates' deferred part
-        CHECK_CU(cuGraphLaunch(e, C.st));
-        const double t2 = now_ns();
-        sync(C.st);
-        const double t3 = now_ns();
-        CHECK_CU(cuGraphLaunch(e, C.st));
-        const double t4 = now_ns();
-        sync(C.st);
-        if (r >= 0) {
-          sv.push_back((t1 - t0) / n);
-          dv.push_back(((t2 - t1) - (t4 - t3)) / n);
-        }
-      }
-      C.b = 0.0f;
-      set_params = median(sv);
-      launch_per_updated = median(dv);
-      // the same with every node's function changed (tiny_alt, then back to tiny)
-      std::vector<double> fv, fdv;
-      for (int r = -1; r < 20; r++) {
-        const double t0 = now_ns();
-        for (CUgraphNode nd : nodes) {
-          CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
-          if (!(r & 1)) p.func = C.tiny_alt;
-          CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
-        }
-        const double t1 = now_ns();
-        CHECK_CU(cuGraphLaunch(e, C.st));
-        const double t2 = now_ns();
-        sync(C.st);
-        const double t3 = now_ns();
-        CHECK_CU(cuGraphLaunch(e, C.st));
-        const double t4 = now_ns();
-        sync(C.st);
-        if (r >= 0) {
-          fv.push_back((t1 - t0) / n);
-          fdv.push_back(((t2 - t1) - (t4 - t3)) / n);
-        }
-      }
-      set_params_fn = median(fv);
-      launch_per_fn_updated = median(fdv);
+        C.b = 0.0f;
+        *per_set = median(sv);
+        *per_launch = median(dv);
+      };
+      node_updates(false, &set_params, &launch_per_updated);
+      node_updates(true, &set_params_fn, &launch_per_fn_updated);
     }
     sync(C.st);
     CHECK_CU(cuGraphExecDestroy(e));
