@@ -845,8 +845,8 @@ static void json_run(FILE *f, const run_result *r)
             (unsigned long long)r->c[AG_ST_GRAPH_LAUNCHES],
             (unsigned long long)r->c[AG_ST_SEQ_TEMPLATES],
             (unsigned long long)r->gpu.updates_node, (unsigned long long)r->gpu.updates_whole,
-            (unsigned long long)r->gpu.updates_fn, (unsigned long long)r->gpu.watchdog_flushes, (unsigned long long)r->gpu.anomalies,
-            (unsigned long long)r->cold_launches, (unsigned long long)r->cold_calls);
+            (unsigned long long)r->gpu.updates_fn, (unsigned long long)r->gpu.watchdog_flushes,
+            (unsigned long long)r->gpu.anomalies, (unsigned long long)r->cold_launches, (unsigned long long)r->cold_calls);
 }
 
 /* The interposer ceiling (docs/MODEL.md): the eager span over that span less every kernel

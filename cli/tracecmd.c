@@ -21,9 +21,7 @@ static const char *const entry_names[] = { "cuLaunchKernel", "cuLaunchKernel_pts
                                            "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
                                            "cuLaunchCooperativeKernel",
                                            "cuLaunchCooperativeKernel_ptsz" };
-/* enum ag_copy_entry, enum ag_mem (cache/copy.h) */
-static const char *const copy_names[] = { "memsetD8", "memsetD16", "memsetD32", "memcpy",
-                                          "memcpyHtoD", "memcpyDtoH", "memcpyDtoD" };
+/* enum ag_mem (cache/copy.h) */
 static const char *const mem_names[] = { "-", "device", "pinned", "pageable", "managed" };
 
 #define NAMED(table, i) ((unsigned)(i) < sizeof table / sizeof *table ? table[i] : "?")
@@ -132,7 +130,7 @@ static void dump_one(const ag_tr_hdr *h, names *nm)
     case AG_TR_COPY: {
         const ag_tr_copy *c = (const ag_tr_copy *)h;
         print_call(h, "COPY");
-        printf(" %s%s %" PRIu64 " bytes dst %#" PRIx64 " (%s)", NAMED(copy_names, c->op),
+        printf(" %s%s %" PRIu64 " bytes dst %#" PRIx64 " (%s)", ag_trr_copy_name(c->op),
                c->ptsz ? "_ptsz" : "", c->bytes, c->dst, NAMED(mem_names, c->dst_mem));
         if (c->op <= 2)
             printf(" value %#x", c->value);
@@ -228,7 +226,7 @@ static void sum_one(summary *s, const ag_tr_hdr *h, const names *nm)
         count(&s->ops, names_get(nm, ((const ag_tr_op *)h)->name), 1);
     } else if (h->type == AG_TR_COPY) {
         const ag_tr_copy *c = (const ag_tr_copy *)h;
-        snprintf(key, sizeof key, "[%s]", NAMED(copy_names, c->op));
+        snprintf(key, sizeof key, "[%s]", ag_trr_copy_name(c->op));
         count(&s->ops, key, 1);
     } else if (h->type == AG_TR_GPU) {
         s->gpu_ns += ((const ag_tr_gpu *)h)->gpu_ns;

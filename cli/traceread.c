@@ -303,3 +303,10 @@ int ag_trr_close(ag_trr *r)
     free(r);
     return rc;
 }
+
+const char *ag_trr_copy_name(unsigned op)
+{
+    static const char *const names[] = { "memsetD8", "memsetD16", "memsetD32", "memcpy",
+                                         "memcpyHtoD", "memcpyDtoH", "memcpyDtoD" };
+    return op < sizeof names / sizeof *names ? names[op] : "?";
+}

@@ -34,5 +34,8 @@ int ag_trr_close(ag_trr *r);
 const char *ag_trr_name_str(const ag_tr_name *n);
 const char *ag_trr_func_name(const ag_tr_func *f);
 const uint32_t *ag_trr_func_params(const ag_tr_func *f);
+/* The name of a COPY record's op (enum ag_copy_entry, cache/copy.h: "memsetD8" ...), "?" for
+ * one this reader does not know. */
+const char *ag_trr_copy_name(unsigned op);
 
 #endif

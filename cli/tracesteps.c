@@ -105,12 +105,8 @@ static uint32_t class_of(const steps *s, uint32_t id)
 /* The full name of an item (a function's, or the copy's kind and size). */
 static void item_name(const steps *s, const item *it, char *buf, size_t n)
 {
-    static const char *const copy_names[] = { "memsetD8", "memsetD16", "memsetD32", "memcpy",
-                                              "memcpyHtoD", "memcpyDtoH", "memcpyDtoD" };
     if (!it->func)
-        snprintf(buf, n, "[%s %" PRIu64 " bytes]",
-                 it->op < sizeof copy_names / sizeof *copy_names ? copy_names[it->op] : "?",
-                 it->bytes);
+        snprintf(buf, n, "[%s %" PRIu64 " bytes]", ag_trr_copy_name(it->op), it->bytes);
     else
         snprintf(buf, n, "%s",
                  it->func < s->nfname && s->fname[it->func] ? s->fname[it->func] : "?");
