@@ -19,6 +19,24 @@ trace() {
     "$MKTRACE" "$1" "$T/$1.agt"
 }
 
+# cost_table OUT EDIT...: the default cost table, edited, to OUT: SECTION.KEY=NS sets a key
+# (engine_ns.cold_call=100000), -SECTION.KEY removes it
+cost_table() {
+    python3 - "$COSTS" "$@" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for e in sys.argv[3:]:
+    if e.startswith("-"):
+        sec, key = e[1:].split(".", 1)
+        d[sec].pop(key, None)
+    else:
+        k, v = e.split("=", 1)
+        sec, key = k.split(".", 1)
+        d[sec][key] = float(v)
+json.dump(d, open(sys.argv[2], "w"))
+EOF2
+}
+
 # simulate_json OUT.json TRACE [ARGS...]: autograph simulate with the default cost table
 simulate_json() {
     local out="$1"
@@ -111,14 +129,8 @@ EOF2
     simulate_json "$T/a.json" "$T/long.agt"
     # a table whose first launch costs 1 ms, then one that also charges each further
     # function's first launch 20 us (long: 8 kernel functions)
-    python3 - "$COSTS" "$T/cold.json" "$T/func.json" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["engine_ns"]["first_launch"] = 1000000
-json.dump(d, open(sys.argv[2], "w"))
-d["engine_ns"]["first_launch_func"] = 20000
-json.dump(d, open(sys.argv[3], "w"))
-EOF2
+    cost_table "$T/cold.json" engine_ns.first_launch=1000000
+    cost_table "$T/func.json" engine_ns.first_launch=1000000 engine_ns.first_launch_func=20000
     run --separate-stderr "$CLI" simulate --costs "$T/cold.json" --json "$T/b.json" "$T/long.agt"
     assert_success
     run --separate-stderr "$CLI" simulate --costs "$T/func.json" --json "$T/c.json" "$T/long.agt"
@@ -566,8 +578,7 @@ EOF2
 @test "gpu_ns.graph_boundary_gap (optional) delays a graph queued right behind another on its stream, nothing else" {
     # P1's trace (a sync every iteration): cut into pieces, its pieces run back to back on the
     # GPU; as one piece, no graph is ever queued behind another
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["gpu_ns"]["graph_boundary_gap"]=2000; json.dump(d, open(sys.argv[2], "w"))' \
-        "$COSTS" "$T/gap.json"
+    cost_table "$T/gap.json" gpu_ns.graph_boundary_gap=2000
     P1="$ROOT/bench/traces/P1_tiny64.agt.gz"
     simulate_json "$T/a.json" "$P1"
     run --separate-stderr "$CLI" simulate --costs "$T/gap.json" --json "$T/b.json" "$P1"
@@ -663,8 +674,7 @@ EOF2
 @test "gpu_ns.graph_pdl_overlap (optional): a kernel node reached by a programmatic edge starts that much sooner; nothing else moves" {
     trace pdl
     trace launch
-    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["gpu_ns"]["graph_pdl_overlap"] = 300; json.dump(d, open(sys.argv[2], "w"))' \
-        "$COSTS" "$T/pdl_costs.json"
+    cost_table "$T/pdl_costs.json" gpu_ns.graph_pdl_overlap=300
     simulate_json "$T/p0.json" "$T/pdl.agt"
     run --separate-stderr "$CLI" simulate --costs "$T/pdl_costs.json" --json "$T/p1.json" "$T/pdl.agt" "$T/launch.agt"
     assert_success
@@ -738,14 +748,8 @@ EOF2
 @test "making a template costs engine_ns.tmpl_per_node for each launch in it, on the host; absent, nothing" {
     trace launch
     # launch: 64 tiny kernels + sync, templated once; a table with the key at 10 us and one without
-    python3 - "$COSTS" "$T/tmpl.json" "$T/none.json" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["engine_ns"]["tmpl_per_node"] = 10000
-json.dump(d, open(sys.argv[2], "w"))
-d["engine_ns"].pop("tmpl_per_node", None)
-json.dump(d, open(sys.argv[3], "w"))
-EOF2
+    cost_table "$T/tmpl.json" engine_ns.tmpl_per_node=10000
+    cost_table "$T/none.json" -engine_ns.tmpl_per_node
     for t in tmpl none; do
         run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --stats "$T/$t.stats.json" \
             --json "$T/$t.out.json" "$T/launch.agt"
@@ -768,18 +772,9 @@ EOF2
     trace gap
     # gap: launches with the program's own host work between them; a table with a cold call at
     # 100 us after 1 us of it, one whose gap no call reaches, and one without the keys
-    python3 - "$COSTS" "$T/cold.json" "$T/never.json" "$T/none.json" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["engine_ns"]["cold_gap"] = 1000
-d["engine_ns"]["cold_call"] = 100000
-json.dump(d, open(sys.argv[2], "w"))
-d["engine_ns"]["cold_gap"] = 1e15
-json.dump(d, open(sys.argv[3], "w"))
-for k in ("cold_gap", "cold_call"):
-    d["engine_ns"].pop(k, None)
-json.dump(d, open(sys.argv[4], "w"))
-EOF2
+    cost_table "$T/cold.json" engine_ns.cold_gap=1000 engine_ns.cold_call=100000
+    cost_table "$T/never.json" engine_ns.cold_gap=1e15 engine_ns.cold_call=100000
+    cost_table "$T/none.json" -engine_ns.cold_gap -engine_ns.cold_call
     for t in cold never none; do
         run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --json "$T/$t.out.json" "$T/gap.agt"
         assert_success
@@ -802,14 +797,8 @@ EOF2
     trace long
     # long: its first launches are on a stream without state (watched, cache/watch.h); the
     # process's first of them is charged engine_ns.first_launch instead
-    python3 - "$COSTS" "$T/w.json" "$T/none.json" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["engine_ns"]["launch_watched"] = 50000
-json.dump(d, open(sys.argv[2], "w"))
-d["engine_ns"].pop("launch_watched", None)
-json.dump(d, open(sys.argv[3], "w"))
-EOF2
+    cost_table "$T/w.json" engine_ns.launch_watched=50000
+    cost_table "$T/none.json" -engine_ns.launch_watched
     for t in w none; do
         run --separate-stderr "$CLI" simulate --costs "$T/$t.json" --stats "$T/$t.stats.json" \
             --json "$T/$t.out.json" "$T/long.agt"
