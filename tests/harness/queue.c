@@ -30,6 +30,8 @@
  *                change with the alignment of a growing tensor: position 14 takes one of four
  *                kernels in turn, so the step is four variants of one sequence, the same for
  *                their first 14 launches.
+ *   rare N       N steps as align's, position 14 one kernel but at two steps (the middle one and
+ *                the last), which put another there: a rare variant, seen twice.
  *   cycle N W    N steps of 64 launches cycling through 4 kernels (W us of host work after
  *                each) and a sync each; every 7th step has a fifth kernel inserted before its
  *                33rd launch, as bench's tiny --diverge-every=7: the step's hold breaks off
@@ -257,6 +259,24 @@ static void align(CUstream s, hx_log *log, long n)
     }
 }
 
+static void rare(CUstream s, hx_log *log, long n)
+{
+    CUfunction K[16], V[2];
+    kernels(K, 16, "q_r");
+    kernels(V, 2, "q_rv");
+    step S = { .s = s, .log = log };
+    for (long it = 0; it < n; it++) {
+        int v = it == n / 2 || it == n - 1;
+        for (uint32_t pos = 0; pos < 16; pos++) {
+            if (pos == 14)
+                put(&S, V[v], 60 + (uint32_t)v, it);
+            else
+                put(&S, K[pos], pos, it);
+        }
+        step_end(&S, "queue rare", it);
+    }
+}
+
 static void cycle(CUstream s, hx_log *log, long n, long w)
 {
     CUfunction K[5];
@@ -299,6 +319,8 @@ int main(int argc, char **argv)
         variants(s, log, n);
     } else if (!strcmp(mode, "align")) {
         align(s, log, n);
+    } else if (!strcmp(mode, "rare")) {
+        rare(s, log, n);
     } else if (!strcmp(mode, "cycle")) {
         cycle(s, log, n, m);
 
