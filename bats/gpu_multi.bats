@@ -130,3 +130,50 @@ print("# DDP: max |plain - preloaded| = %.3g (max |param| %.3g)" % (diff, scale)
 assert diff <= 5e-3, "parameters differ by %.3g" % diff
 PY
 }
+
+# multi MODE: bench/fw_multi.py --mode=MODE (one process, two GPUs) without and with the
+# library: both succeed with the same checksum (every iteration's answers or losses, and the
+# final outputs or parameters), and the stats say what was replayed on each device.
+multi() {
+    python3 -c 'import torch; assert torch.cuda.device_count() >= 2' 2>/dev/null ||
+        skip "no PyTorch with CUDA on 2 GPUs"
+    local json="$BATS_TEST_TMPDIR/multi.json"
+    run --separate-stderr timeout -k 10 300 env -u LD_PRELOAD \
+        python3 "$ROOT/bench/fw_multi.py" --mode="$1" --iters=150 --warmup=10
+    plain_status=$status plain_output=$output
+    local plain_stderr=$stderr
+    run --separate-stderr timeout -k 10 300 env LD_PRELOAD="$LIB" AUTOGRAPH_STATS="$json" \
+        python3 "$ROOT/bench/fw_multi.py" --mode="$1" --iters=150 --warmup=10
+    printf '%s\n' "--- plain ($plain_status):" "$plain_output" "$plain_stderr" \
+        "--- preloaded ($status):" "$output" "$stderr"
+    ! killed "$plain_status" || fail "fw_multi.py hangs without the library (killed after 300 s)"
+    ! killed "$status" || fail "fw_multi.py hangs with the library (killed after 300 s)"
+    [ "$plain_status" -eq 0 ] || fail "fw_multi.py fails without the library ($plain_status)"
+    assert_equal "$status" 0
+    assert_equal "$(field result)" "OK"
+    assert_equal "$(field checksum)" "$(plain_field checksum)"
+    replayed=$(python3 - "$json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["counters"]
+print("# %d launches, %d replayed (%.1f%%), graphs.built %d, sequences %d"
+      % (c.get("launches.total", 0), c.get("launches.replayed", 0), 100 * d["replayed_fraction"],
+         c.get("graphs.built", 0), d["sequences_total"]))
+for q in d["top_sequences"][:4]:
+    print("#   %3d launches, %d replays, %d eager, %s: %s"
+          % (q["length"], q["replays"], q["eager_runs"], q["status"], q["kernels"][:90]))
+print(c.get("launches.replayed", 0))
+PY
+    )
+    printf '%s\n' "$replayed" | sed '$d' >&3
+    replayed=$(printf '%s\n' "$replayed" | tail -n 1)
+}
+
+@test "PyTorch model parallel on two GPUs (fw_multi.py --mode=pipe): identical answers with the library" {
+    multi pipe
+    [ "$replayed" -gt 0 ] || fail "nothing replayed"
+}
+
+@test "PyTorch nn.DataParallel on two GPUs (fw_multi.py --mode=dp): identical losses and parameters with the library" {
+    multi dp
+}
