@@ -135,8 +135,13 @@ PY
 # library: both succeed with the same checksum (every iteration's answers or losses, and the
 # final outputs or parameters), and the stats say what was replayed on each device.
 multi() {
-    python3 -c 'import torch; assert torch.cuda.device_count() >= 2' 2>/dev/null ||
-        skip "no PyTorch with CUDA on 2 GPUs"
+    if [ "$1" = pmap ]; then
+        python3 -c 'import jax; assert jax.default_backend() == "gpu" and jax.local_device_count() >= 2' \
+            2>/dev/null || skip "no JAX on 2 GPUs"
+    else
+        python3 -c 'import torch; assert torch.cuda.device_count() >= 2' 2>/dev/null ||
+            skip "no PyTorch with CUDA on 2 GPUs"
+    fi
     local json="$BATS_TEST_TMPDIR/multi.json"
     run --separate-stderr timeout -k 10 300 env -u LD_PRELOAD \
         python3 "$ROOT/bench/fw_multi.py" --mode="$1" --iters=150 --warmup=10
@@ -176,4 +181,8 @@ PY
 
 @test "PyTorch nn.DataParallel on two GPUs (fw_multi.py --mode=dp): identical losses and parameters with the library" {
     multi dp
+}
+
+@test "JAX pmap on two GPUs (fw_multi.py --mode=pmap, gradients all-reduced): identical losses and parameters with the library" {
+    multi pmap
 }

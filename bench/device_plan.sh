@@ -29,8 +29,8 @@
 #   multi   on nvidia-h200-x2: bats/gpu_multi.bats (kernels/multigpu, bench/fw_ddp.py)
 #   multiab on a two-GPU kind: paired rows, eager vs this build: M1 kernels/multigpu (peer
 #           copies, then a host-side combine), M2 bench/fw_ddp.py (torchrun, 2 ranks, NCCL;
-#           stats kept for `autograph report`), M3 and M4 bench/fw_multi.py (one process on both
-#           GPUs: model parallel, nn.DataParallel); about 8 minutes
+#           stats kept for `autograph report`), M3, M4 and M5 bench/fw_multi.py (one process on
+#           both GPUs: model parallel, nn.DataParallel, jax.pmap); about 9 minutes
 #   f6      F6 (torch.compile) eager, this build and interception alone, each process's host
 #           speed paired (bench/fw_common.py's host_calib_us); 7 minutes after the build
 #   inproc  the library on against paused inside each process (bench/inproc.py, INPROC_ROUNDS: 8
@@ -400,6 +400,7 @@ multiab)
     # one process on both GPUs (bench/fw_multi.py): model-parallel inference, nn.DataParallel
     R=10 ABT=${M3T:-60} abv M3_pipe "eager= new=preload" python3 bench/fw_multi.py --mode=pipe --iters=300 --warmup=20
     R=10 ABT=${M4T:-60} abv M4_dp "eager= new=preload" python3 bench/fw_multi.py --mode=dp --iters=200 --warmup=20
+    R=10 ABT=${M5T:-60} abv M5_pmap "eager= new=preload" python3 bench/fw_multi.py --mode=pmap --iters=300 --warmup=20
     set -- "$logs"/stats_ddp.*.json
     [ -e "$1" ] && { build/autograph report "$@" >"$logs/report_ddp.txt" 2>&1
                      sed -n '/Where every launch went/,/total/p' "$logs/report_ddp.txt" >>"$top/summary.txt"; }

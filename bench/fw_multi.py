@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch on two GPUs from one process: model parallelism and nn.DataParallel (rows M3, M4).
+"""Two GPUs from one process: model parallelism, nn.DataParallel, jax.pmap (rows M3, M4, M5).
 
 Models the two ways a user spreads one process's work over two GPUs without torchrun:
 
@@ -16,7 +16,12 @@ Models the two ways a user spreads one process's work over two GPUs without torc
                     two host threads at once (parallel_apply), gathers the outputs on cuda:0,
                     and sums the gradients back onto cuda:0 in backward.
 
-Both are deterministic (the same bits each run): the checksum covers every iteration's answers
+  --mode=pmap (M5)  JAX data-parallel training with jax.pmap over both GPUs: the MLP of
+                    fw_jax_loop.py (3 x Dense 256 + GELU), each device its half of the batch,
+                    the gradients averaged across the devices (lax.pmean: an all-reduce XLA
+                    runs through NCCL), an SGD update, the loss read back per step.
+
+All three are deterministic (the same bits each run; JAX with --xla_gpu_deterministic_ops): the checksum covers every iteration's answers
 (pipe) or losses (dp) and the final outputs or parameters.
 
   python3 bench/fw_multi.py --mode=pipe                                   # eager
@@ -119,19 +124,72 @@ def dp(torch, a):
     return fw.floats_digest(losses, fw.torch_bytes(torch, *model.parameters())), wall, gpu_us, ok
 
 
+def pmap(a):
+    jax, jnp = fw.jax_or_skip()
+    import numpy as np
+    if jax.local_device_count() < 2:
+        fw.skip("needs 2 GPUs")
+    ndev = 2
+    devs = jax.local_devices()[:ndev]
+    w, key = a.width, jax.random.PRNGKey(1234)
+    keys = jax.random.split(key, 19)
+    params = [(jax.random.normal(keys[j], (w, w)) * w ** -0.5, jnp.zeros(w)) for j in range(3)]
+    # a leading axis of one entry per device, which pmap splits across them: every device a
+    # copy of the parameters, and its half of each batch, placed there once (an identity pmap
+    # leaves its results split across the devices)
+    place = jax.pmap(lambda v: v, devices=devs)
+    params = jax.tree.map(lambda p: place(jnp.stack([p] * ndev)), params)
+    xs = [place(jax.random.normal(keys[3 + j], (ndev, a.batch, w))) for j in range(8)]
+    ys = [place(jax.random.normal(keys[11 + j], (ndev, a.batch, w))) for j in range(8)]
+
+    def loss_fn(params, x, y):
+        for W, b in params[:-1]:
+            x = jax.nn.gelu(x @ W + b)
+        W, b = params[-1]
+        return jnp.mean((x @ W + b - y) ** 2)
+
+    def train_step(params, x, y):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        grads = jax.lax.pmean(grads, "d")
+        return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), jax.lax.pmean(loss, "d")
+
+    train = jax.pmap(train_step, axis_name="d", devices=devs)
+    losses = []
+
+    def step(i):
+        nonlocal params
+        params, loss = train(params, xs[i % 8], ys[i % 8])
+        losses.append(float(loss[0]))
+
+    for i in range(a.warmup):
+        step(i)
+    t0 = time.perf_counter()
+    for i in range(a.warmup, a.warmup + a.iters):
+        step(i)
+    t1 = time.perf_counter()
+    ok = all(math.isfinite(v) for v in losses)
+    leaves = [np.asarray(p) for p in jax.tree.leaves(params)]
+    agree = all((l[0] == l[1]).all() for l in leaves)  # every device the same parameters
+    raw = b"".join(l.tobytes() for l in leaves)
+    return fw.floats_digest(losses, raw), t1 - t0, None, ok and agree
+
+
 def main():
     ap = fw.parser(__doc__, iters=200, warmup=20)
-    ap.add_argument("--mode", choices=["pipe", "dp"], default="pipe")
-    ap.add_argument("--width", type=int, default=0, help="layer width (pipe 1024, dp 256)")
-    ap.add_argument("--batch", type=int, default=0, help="rows per micro-batch or replica "
-                    "(pipe 8, dp 32)")
+    ap.add_argument("--mode", choices=["pipe", "dp", "pmap"], default="pipe")
+    ap.add_argument("--width", type=int, default=0, help="layer width (pipe 1024, dp and pmap 256)")
+    ap.add_argument("--batch", type=int, default=0, help="rows per micro-batch or device "
+                    "(pipe 8, dp and pmap 32)")
     ap.add_argument("--micro", type=int, default=4, help="micro-batches per iteration (pipe)")
     a = ap.parse_args()
+    a.width = a.width or (1024 if a.mode == "pipe" else 256)
+    a.batch = a.batch or (8 if a.mode == "pipe" else 32)
+    if a.mode == "pmap":  # (JAX alone in its process: it takes most of each GPU's memory)
+        digest, wall, gpu_us, ok = pmap(a)
+        return fw.report(digest, wall, a.iters, gpu_us, ok)
     torch = fw.torch_or_skip()
     if torch.cuda.device_count() < 2:
         fw.skip("needs 2 GPUs")
-    a.width = a.width or (1024 if a.mode == "pipe" else 256)
-    a.batch = a.batch or (8 if a.mode == "pipe" else 32)
     digest, wall, gpu_us, ok = (pipe if a.mode == "pipe" else dp)(torch, a)
     return fw.report(digest, wall, a.iters, gpu_us, ok)
 
