@@ -182,9 +182,13 @@ assert re.search("gemm|gemv|xmma|cutlass", names, re.I), names' "$BATS_TEST_TMPD
 }
 
 @test "the default policy turns graphs off for a compute-bound loop" {
+    # Either verdict keeps the loop eager: a trial that found eager as fast, or a probe that
+    # found the GPU behind the host. Which one comes depends on what else runs on the GPU
+    # (with every GPU test file at once on two H200 this failed once in 60 iterations, session
+    # 31 run B); 200 give the policy a re-check after a trial that noise decided for graphs.
     unset AUTOGRAPH_BENEFIT
-    same_results heavy --iters=60
-    [ "$(s policy.eager_wins)" -ge 1 ] || fail "$stderr"
+    same_results heavy --iters=200
+    [ $(( $(s policy.eager_wins) + $(s policy.gpu_bound) )) -ge 1 ] || fail "$stderr"
 }
 
 @test "fault injection on the real driver: results identical, failures counted" {
