@@ -161,8 +161,8 @@ multi() {
 import json, sys
 d = json.load(open(sys.argv[1]))
 c = d["counters"]
-print("# %d launches, %d replayed (%.1f%%), graphs.built %d, sequences %d"
-      % (c.get("launches.total", 0), c.get("launches.replayed", 0), 100 * d["replayed_fraction"],
+print("# launches: %d replayed (%.1f%%), %d passed eagerly; graphs.built %d, sequences %d"
+      % (c.get("launches.replayed", 0), 100 * d["replayed_fraction"], c.get("launches.eager", 0),
          c.get("graphs.built", 0), d["sequences_total"]))
 for q in d["top_sequences"][:4]:
     print("#   %3d launches, %d replays, %d eager, %s: %s"
