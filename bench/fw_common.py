@@ -196,6 +196,42 @@ def cupy_timed(cp, step, warmup, n):
     return t1 - t0, cp.cuda.get_elapsed_time(e0, e1) * 1e3
 
 
+def host_timed(step, warmup, n):
+    """step(0) .. step(warmup - 1) untimed, then step(warmup) .. step(warmup + n - 1) (in
+    INPROC_ROUNDS's blocks when it is set); returns their wall seconds. For frameworks without
+    CUDA events (JAX): each step must end in a sync of its own."""
+    for i in range(warmup):
+        step(i)
+    t0 = time.perf_counter()
+    timed_loop(step, warmup, n, lambda: None)
+    return time.perf_counter() - t0
+
+
+def train_mlp(torch, w, device):
+    """The MLP of F2, M2 and M4 -- (Linear(w, w), LayerNorm, GELU) three times, then Linear(w, w)
+    -- from seed 1234, on device, in training mode."""
+    from torch import nn
+    torch.manual_seed(1234)
+    layers = []
+    for _ in range(3):
+        layers += [nn.Linear(w, w), nn.LayerNorm(w), nn.GELU()]
+    return nn.Sequential(*layers, nn.Linear(w, w)).to(device).train()
+
+
+def mse_train_step(torch, net, opt, xs, ys, losses):
+    """The training step of F2, M2 and M4 as step(i): batch i % len(xs), zero_grad, the MSE loss
+    of net(x) against y, backward, the optimizer's step, loss.item() appended to losses (a
+    sync)."""
+    def step(i):
+        x, y = xs[i % len(xs)], ys[i % len(ys)]
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return step
+
+
 def torch_timed(torch, step, warmup, n):
     """Runs step(0) .. step(warmup - 1) untimed, then step(warmup) .. step(warmup + n - 1);
     returns (wall seconds, GPU microseconds between two events recorded just outside the timed

@@ -50,7 +50,6 @@ def main():
     try:
         import torch
         import torch.distributed as dist
-        from torch import nn
         from torch.nn.parallel import DistributedDataParallel as DDP
     except ImportError:
         fw.skip("PyTorch is not installed")
@@ -69,12 +68,8 @@ def main():
     torch.use_deterministic_algorithms(True, warn_only=True)
 
     # The same initial weights everywhere (DDP also broadcasts rank 0's at construction).
-    torch.manual_seed(1234)
     w = a.width
-    layers = []
-    for _ in range(3):
-        layers += [nn.Linear(w, w), nn.LayerNorm(w), nn.GELU()]
-    model = nn.Sequential(*layers, nn.Linear(w, w)).to(dev).train()
+    model = fw.train_mlp(torch, w, dev)
     ddp = DDP(model, device_ids=[local], bucket_cap_mb=a.bucket_mb)
     opt = torch.optim.Adam(ddp.parameters(), lr=1e-3, foreach=True)
     # Each rank its own data.
@@ -84,15 +79,8 @@ def main():
     ys = torch.randn(8, a.batch, w, device=dev, generator=gen)
     losses = []
 
-    def step(i):
-        x, y = xs[i % 8], ys[i % 8]
-        opt.zero_grad(set_to_none=True)
-        loss = nn.functional.mse_loss(ddp(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-
-    wall, gpu_us = fw.torch_timed(torch, step, a.warmup, a.iters)
+    wall, gpu_us = fw.torch_timed(torch, fw.mse_train_step(torch, ddp, opt, xs, ys, losses),
+                                  a.warmup, a.iters)
 
     pbytes = fw.torch_bytes(torch, *model.parameters())
     params_sum = hashlib.sha256(pbytes).hexdigest()[:16]

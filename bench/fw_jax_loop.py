@@ -12,7 +12,6 @@ no CUDA events. No graph mode.
   python3 bench/fw_jax_loop.py                                           # eager
   LD_PRELOAD=build/libautograph.so python3 bench/fw_jax_loop.py          # with libautograph
 """
-import time
 
 import fw_common as fw
 
@@ -50,16 +49,11 @@ def main():
         loss.block_until_ready()
         losses.append(loss)
 
-    for i in range(a.warmup):
-        step(i)
-    t0 = time.perf_counter()
-    for i in range(a.warmup, a.warmup + a.iters):
-        step(i)
-    t1 = time.perf_counter()
+    wall = fw.host_timed(step, a.warmup, a.iters)
     vals = np.asarray(jnp.stack(losses), dtype=np.float64)
     ok = bool(np.isfinite(vals).all())
     raw = b"".join(np.asarray(p).tobytes() for p in jax.tree.leaves(params))
-    return fw.report(fw.floats_digest([float(v) for v in vals], raw), t1 - t0, a.iters, None, ok)
+    return fw.report(fw.floats_digest([float(v) for v in vals], raw), wall, a.iters, None, ok)
 
 
 if __name__ == "__main__":

@@ -96,12 +96,8 @@ def pipe(torch, a):
 def dp(torch, a):
     from torch import nn
     torch.use_deterministic_algorithms(True, warn_only=True)
-    torch.manual_seed(1234)
     w = a.width
-    layers = []
-    for _ in range(3):
-        layers += [nn.Linear(w, w), nn.LayerNorm(w), nn.GELU()]
-    model = nn.Sequential(*layers, nn.Linear(w, w)).to("cuda:0").train()
+    model = fw.train_mlp(torch, w, "cuda:0")
     par = nn.DataParallel(model, device_ids=[0, 1], output_device=0)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     gen = torch.Generator(device="cuda:0")
@@ -111,15 +107,7 @@ def dp(torch, a):
     losses = []
     sync_all(torch)
 
-    def step(i):
-        x, y = xs[i % 8], ys[i % 8]
-        opt.zero_grad(set_to_none=True)
-        loss = nn.functional.mse_loss(par(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-
-    wall, gpu_us = timed(torch, step, a.warmup, a.iters)
+    wall, gpu_us = timed(torch, fw.mse_train_step(torch, par, opt, xs, ys, losses), a.warmup, a.iters)
     ok = all(math.isfinite(v) for v in losses)
     return fw.floats_digest(losses, fw.torch_bytes(torch, *model.parameters())), wall, gpu_us, ok
 
@@ -161,17 +149,12 @@ def pmap(a):
         params, loss = train(params, xs[i % 8], ys[i % 8])
         losses.append(float(loss[0]))
 
-    for i in range(a.warmup):
-        step(i)
-    t0 = time.perf_counter()
-    for i in range(a.warmup, a.warmup + a.iters):
-        step(i)
-    t1 = time.perf_counter()
+    wall = fw.host_timed(step, a.warmup, a.iters)
     ok = all(math.isfinite(v) for v in losses)
     leaves = [np.asarray(p) for p in jax.tree.leaves(params)]
     agree = all((l[0] == l[1]).all() for l in leaves)  # every device the same parameters
     raw = b"".join(l.tobytes() for l in leaves)
-    return fw.floats_digest(losses, raw), t1 - t0, None, ok and agree
+    return fw.floats_digest(losses, raw), wall, None, ok and agree
 
 
 def main():

@@ -18,27 +18,15 @@ def main():
     ap.add_argument("--batch", type=int, default=64)
     a = ap.parse_args()
     torch = fw.torch_or_skip()
-    from torch import nn
 
-    torch.manual_seed(1234)
     w = a.width
-    layers = []
-    for _ in range(3):
-        layers += [nn.Linear(w, w), nn.LayerNorm(w), nn.GELU()]
-    model = nn.Sequential(*layers, nn.Linear(w, w)).cuda().train()
+    model = fw.train_mlp(torch, w, "cuda")
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, foreach=True)
     xs = torch.randn(8, a.batch, w, device="cuda")
     ys = torch.randn(8, a.batch, w, device="cuda")
     losses = []
 
-    def step(i):
-        x, y = xs[i % 8], ys[i % 8]
-        opt.zero_grad(set_to_none=True)
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-
+    step = fw.mse_train_step(torch, model, opt, xs, ys, losses)
     return fw.torch_train_bench(torch, a, step, losses, model.parameters())
 
 
