@@ -242,40 +242,31 @@ static void variants(CUstream s, hx_log *log, long n)
     }
 }
 
-static void align(CUstream s, hx_log *log, long n)
+/* n steps of 16 launches and a sync, position 14 the kernel V[pick(it, n)] (align and rare). */
+static void steps16(CUstream s, hx_log *log, long n, const char *mode, const char *kname,
+                    const char *vname, unsigned nv, unsigned (*pick)(long it, long n))
 {
     CUfunction K[16], V[4];
-    kernels(K, 16, "q_a");
-    kernels(V, 4, "q_av");
+    kernels(K, 16, kname);
+    kernels(V, (int)nv, vname);
     step S = { .s = s, .log = log };
+    char pass[32];
+    snprintf(pass, sizeof pass, "queue %s", mode);
     for (long it = 0; it < n; it++) {
         for (uint32_t pos = 0; pos < 16; pos++) {
-            if (pos == 14)
-                put(&S, V[it % 4], 60 + (uint32_t)(it % 4), it);
-            else
+            if (pos == 14) {
+                unsigned v = pick(it, n);
+                put(&S, V[v], 60 + v, it);
+            } else {
                 put(&S, K[pos], pos, it);
+            }
         }
-        step_end(&S, "queue align", it);
+        step_end(&S, pass, it);
     }
 }
 
-static void rare(CUstream s, hx_log *log, long n)
-{
-    CUfunction K[16], V[2];
-    kernels(K, 16, "q_r");
-    kernels(V, 2, "q_rv");
-    step S = { .s = s, .log = log };
-    for (long it = 0; it < n; it++) {
-        int v = it == n / 2 || it == n - 1;
-        for (uint32_t pos = 0; pos < 16; pos++) {
-            if (pos == 14)
-                put(&S, V[v], 60 + (uint32_t)v, it);
-            else
-                put(&S, K[pos], pos, it);
-        }
-        step_end(&S, "queue rare", it);
-    }
-}
+static unsigned pick_align(long it, long n) { (void)n; return (unsigned)(it % 4); }
+static unsigned pick_rare(long it, long n) { return it == n / 2 || it == n - 1; }
 
 static void cycle(CUstream s, hx_log *log, long n, long w)
 {
@@ -318,9 +309,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "variants")) {
         variants(s, log, n);
     } else if (!strcmp(mode, "align")) {
-        align(s, log, n);
+        steps16(s, log, n, "align", "q_a", "q_av", 4, pick_align);
     } else if (!strcmp(mode, "rare")) {
-        rare(s, log, n);
+        steps16(s, log, n, "rare", "q_r", "q_rv", 2, pick_rare);
     } else if (!strcmp(mode, "cycle")) {
         cycle(s, log, n, m);
 
