@@ -24,7 +24,7 @@ measured() {
 @test "fake driver: every queue scenario passes without libautograph" {
     local m
     for m in "gpubound 50" "hostbound 50" "phase 20 20" "p3 20 10" "p1 20 10" "diverge 50" \
-        "variants 50" "cycle 30 0" "align 50" "rare 40"; do
+        "variants 50" "cycle 30 0" "align 50"; do
         run timeout 60 "$H/queue" $m
         assert_success
         assert_output --partial "PASS queue ${m%% *}"
@@ -180,21 +180,6 @@ p3_occurrences() { echo $(( $(stat launches.replayed) / 16 )); }
     assert_output --partial "PASS queue align"
     at_least policy.variants_joined 3
     at_least fate.replayed 4500
-    no_failures
-}
-
-@test "policy: a variant of a step that still wants graphs is a template at its second sighting" {
-    # queue rare: 40 steps of 16 launches, two of them (the 20th, the 40th) a variant with
-    # another kernel at position 14. The step repeats alone (a template after two sightings,
-    # MIN_REPEATS 3); the variant, with other steps between its two, needs one sighting fewer
-    # than MIN_REPEATS as a variant of a template that wants graphs: two templates. Without
-    # that, one (the variant's third sighting never comes)
-    run timeout "${AG_TIMEOUT:-120}" env LD_PRELOAD="$LIB" AUTOGRAPH_MIN_REPEATS=3 \
-        AUTOGRAPH_BENEFIT=always AUTOGRAPH_WORKER=0 AUTOGRAPH_MAX_HOLD_US=10000000 \
-        AUTOGRAPH_STATS=1 "$H/queue" rare 40
-    assert_success
-    assert_output --partial "PASS queue rare"
-    assert_equal "$(stat sequences.templates)" 2
     no_failures
 }
 

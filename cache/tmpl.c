@@ -532,39 +532,17 @@ static void sibling_done(ag_stream *st, const ag_closed *c)
     ag_tmpl_occurred(st, U, 0, 0, st->sib_t0);
 }
 
-/* The closed segment is a variant (the same first launch, about as long: join_variants) of a
- * template of the stream that follows its own policy, and that policy is not off. */
-static int joins_live_group(ag_stream *st, const ag_closed *c)
-{
-    if (c->len < AG_VARIANT_MIN)
-        return 0;
-    ag_bucket *b = ag_bucket_of(st, c->hashes[0]);
-    for (ag_tmpl *U = b ? b->head : NULL; U; U = U->next_first) {
-        uint32_t d = U->len > c->len ? U->len - c->len : c->len - U->len;
-        if (U->bp == &U->ben && !U->prof && !U->from_profile && U->len >= AG_VARIANT_MIN &&
-            8 * d <= U->len && U->ben.state != AG_BEN_OFF)
-            return 1;
-    }
-    return 0;
-}
-
 /* Sightings a sequence needs to become a template: MIN_REPEATS, one fewer for a long one that
  * followed its last occurrence with nothing between (`alone`): a loop's body. Two of dozens of
  * launches back to back are no coincidence, and the sighting waited for runs one whole body
  * more eagerly (ResNet-50 at batch 1: 281 launches, 5.6 ms eager against 3.7 ms as graphs).
  * Long sequences with other work between their occurrences -- a decode step's layer blocks,
  * whose grids change with the cache -- still need every sighting: with two, their
- * short-lived variants became templates that diverged, each with its own trial (the model: F4
- * 1.144x -> 1.127x). One fewer again for a variant of a group that still wants graphs: it
- * follows the group's policy, which its sightings do not change, and a decode step's variants
- * each waited for a third (the model at 7181474: F24 1.064x -> 1.072x, F15r 1.152x ->
- * 1.162x, F15d, F15s, F4 up 0.1-0.4%). */
-static uint32_t repeats_needed(ag_stream *st, const ag_closed *c, int alone)
+ * short-lived variants became templates that diverged (the model: F4 1.144x -> 1.127x). */
+static uint32_t repeats_needed(const ag_learn *L, uint32_t len, int alone)
 {
-    uint32_t m = st->learn.min_repeats;
-    if (m > 2 && ((alone && c->len >= AG_LOOP_BODY) || joins_live_group(st, c)))
-        return m - 1;
-    return m;
+    return alone && len >= AG_LOOP_BODY && L->min_repeats > 2 ? L->min_repeats - 1
+                                                               : L->min_repeats;
 }
 
 /* The closed segment repeated often enough for a template, but none could be made: the
@@ -624,7 +602,7 @@ void ag_on_closed(ag_stream *st, const ag_closed *c)
     }
     if (st->marks)
         ag_mark_end(st, NULL, 0);
-    if (s->count < repeats_needed(st, c, alone) || st->ntmpl >= AG_MAX_TEMPLATES)
+    if (s->count < repeats_needed(&st->learn, c->len, alone) || st->ntmpl >= AG_MAX_TEMPLATES)
         return;
     uint64_t t = ag_now_ns();
     T = ag_tmpl_new(s->key, c->shapes, c->hashes, c->len);

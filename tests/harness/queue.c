@@ -30,8 +30,6 @@
  *                change with the alignment of a growing tensor: position 14 takes one of four
  *                kernels in turn, so the step is four variants of one sequence, the same for
  *                their first 14 launches.
- *   rare N       N steps as align's, position 14 one kernel but at two steps (the middle one and
- *                the last), which put another there: a rare variant, seen twice.
  *   cycle N W    N steps of 64 launches cycling through 4 kernels (W us of host work after
  *                each) and a sync each; every 7th step has a fifth kernel inserted before its
  *                33rd launch, as bench's tiny --diverge-every=7: the step's hold breaks off
@@ -242,31 +240,22 @@ static void variants(CUstream s, hx_log *log, long n)
     }
 }
 
-/* n steps of 16 launches and a sync, position 14 the kernel V[pick(it, n)] (align and rare). */
-static void steps16(CUstream s, hx_log *log, long n, const char *mode, const char *kname,
-                    const char *vname, unsigned nv, unsigned (*pick)(long it, long n))
+static void align(CUstream s, hx_log *log, long n)
 {
     CUfunction K[16], V[4];
-    kernels(K, 16, kname);
-    kernels(V, (int)nv, vname);
+    kernels(K, 16, "q_a");
+    kernels(V, 4, "q_av");
     step S = { .s = s, .log = log };
-    char pass[32];
-    snprintf(pass, sizeof pass, "queue %s", mode);
     for (long it = 0; it < n; it++) {
         for (uint32_t pos = 0; pos < 16; pos++) {
-            if (pos == 14) {
-                unsigned v = pick(it, n);
-                put(&S, V[v], 60 + v, it);
-            } else {
+            if (pos == 14)
+                put(&S, V[it % 4], 60 + (uint32_t)(it % 4), it);
+            else
                 put(&S, K[pos], pos, it);
-            }
         }
-        step_end(&S, pass, it);
+        step_end(&S, "queue align", it);
     }
 }
-
-static unsigned pick_align(long it, long n) { (void)n; return (unsigned)(it % 4); }
-static unsigned pick_rare(long it, long n) { return it == n / 2 || it == n - 1; }
 
 static void cycle(CUstream s, hx_log *log, long n, long w)
 {
@@ -309,9 +298,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "variants")) {
         variants(s, log, n);
     } else if (!strcmp(mode, "align")) {
-        steps16(s, log, n, "align", "q_a", "q_av", 4, pick_align);
-    } else if (!strcmp(mode, "rare")) {
-        steps16(s, log, n, "rare", "q_r", "q_rv", 2, pick_rare);
+        align(s, log, n);
     } else if (!strcmp(mode, "cycle")) {
         cycle(s, log, n, m);
 
