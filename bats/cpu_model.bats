@@ -853,3 +853,29 @@ assert abs(du - 0.010 * p["updates_per_node"]) < 0.01, (du, p["updates_per_node"
 assert abs(dl - 0.020 * p["updates_fn"]) < 0.01, (dl, p["updates_fn"])
 EOF2
 }
+
+@test "a kernel node's parameter bytes beyond 16 cost host_ns.*_per_byte where the table has them; absent, nothing" {
+    trace fnclass
+    # fnclass's kernels take 24-byte blocks (8 beyond the 16 of the table's tiny): node sets
+    # 1 ns a byte, the launch after them 2 ns an updated byte, every launch 0.5 ns a node's
+    # byte (small: the engine's decisions stay the same)
+    cost_table "$T/byte.json" host_ns.exec_set_params_per_byte=1 \
+        host_ns.graph_launch_per_updated_byte=2 host_ns.graph_launch_per_node_byte=0.5
+    run --separate-stderr "$CLI" simulate --costs "$COSTS" --json "$T/plain.out.json" "$T/fnclass.agt"
+    assert_success
+    run --separate-stderr "$CLI" simulate --costs "$T/byte.json" --json "$T/byte.out.json" "$T/fnclass.agt"
+    assert_success
+    python3 - "$T/plain.out.json" "$T/byte.out.json" <<'EOF2'
+import json, sys
+p, f = (json.load(open(x))["traces"][0]["autograph"] for x in sys.argv[1:3])
+for k in ("updates_per_node", "updates_whole", "updates_fn", "graph_replays", "replayed"):
+    assert p[k] == f[k], (k, p[k], f[k])
+assert p["updates_per_node"] >= 300 and p["replayed"] >= 1200, p
+du = f["host_us_by"]["update"] - p["host_us_by"]["update"]
+dl = f["host_us_by"]["graph_launch"] - p["host_us_by"]["graph_launch"]
+# a node set of each updated node; at the launches, every node set (per node, and the whole
+# updates' template sets: here the nodes whose function changed) and every node replayed
+assert abs(du - 0.001 * 8 * p["updates_per_node"]) < 0.005, (du, p)
+assert abs(dl - (0.002 * 8 * p["updates_fn"] + 0.0005 * 8 * p["replayed"])) < 0.005, (dl, p)
+EOF2
+}

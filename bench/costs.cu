@@ -30,6 +30,11 @@
 //   exec_set_params_fn_per_node, graph_launch_per_fn_updated_node  the same two with the
 //                             nodes' function changed each time (tiny and tiny_alt in turn: one
 //                             parameter layout, as the members of a function class)
+//   exec_set_params_per_byte, graph_launch_per_updated_byte, graph_launch_per_node_byte
+//                             the node set, the launch after it and the launch without updates
+//                             for 128 nodes of `big` (a 1024-byte parameter block, as
+//                             PyTorch's kernels take hundreds of bytes to a few KiB), less tiny's,
+//                             per byte beyond tiny's 16 (and per node for the last)
 //   exec_update_base,         cuGraphExecUpdate(exec, template): the template graph's nodes
 //   exec_update_per_node      first given the new scalar (cuGraphKernelNodeSetParams, untimed),
 //                             so it is up to date; line through the sizes 1..512
@@ -132,6 +137,21 @@ __global__ void tiny(float *p, float a, float b) {
 __global__ void tiny_alt(float *p, float a, float b) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   p[i] = p[i] * b + a;
+}
+
+// tiny with a 1024-byte parameter block, as PyTorch's elementwise and reduction kernels take
+// blocks of hundreds of bytes to a few KiB (their TensorIterator offsets, shapes and strides):
+// the driver copies a node's block when it is set and when the exec is next launched
+constexpr int kBigBytes = 1024;
+struct BigArgs {
+  float *p;
+  float a, b;
+  unsigned char pad[kBigBytes - 16];
+};
+static_assert(sizeof(BigArgs) == kBigBytes, "BigArgs is the whole block");
+__global__ void big(BigArgs x) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  x.p[i] = x.p[i] * x.a + x.b;
 }
 
 // tiny for programmatic dependent launch, as pdl_decode's kernels are: it waits for its
@@ -245,13 +265,15 @@ Line fit(const std::vector<double> &x, const std::vector<double> &y) {
 struct Ctx {
   CUcontext ctx;
   CUstream st, st2;
-  CUfunction tiny, tiny_alt, tiny_pdl, spin, flag_tiny, count_tiny, pong, stamped, timer_step;
+  CUfunction tiny, tiny_alt, tiny_pdl, big, spin, flag_tiny, count_tiny, pong, stamped, timer_step;
   CUdeviceptr buf, small, slot;
   void *pinned;           // 64 bytes, mapped
   unsigned *flag;         // inside pinned (host view)
   CUdeviceptr flag_dev;   // its device view
   float a = 1.0f, b = 0.0f;
   void *tiny_args[3];
+  BigArgs big_args;
+  void *big_args_p[1];
 };
 
 Ctx C;
@@ -513,6 +535,7 @@ int main(int argc, char **argv) {
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny, (const void *)tiny));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny_alt, (const void *)tiny_alt));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.tiny_pdl, (const void *)tiny_pdl));
+  CHECK_CUDA(cudaGetFuncBySymbol(&C.big, (const void *)big));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.spin, (const void *)spin));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.flag_tiny, (const void *)flag_tiny));
   CHECK_CUDA(cudaGetFuncBySymbol(&C.count_tiny, (const void *)count_tiny));
@@ -540,6 +563,10 @@ int main(int argc, char **argv) {
   C.tiny_args[0] = &C.buf;
   C.tiny_args[1] = &C.a;
   C.tiny_args[2] = &C.b;
+  memset(&C.big_args, 0, sizeof C.big_args);
+  C.big_args.p = (float *)C.buf;
+  C.big_args.a = 1.0f;
+  C.big_args_p[0] = &C.big_args;
   std::vector<char> pageable(4096, 0);
   CHECK_CU(cuCtxSynchronize());
 
@@ -683,6 +710,69 @@ int main(int argc, char **argv) {
   }
   const Line f_launch = fit(xs, g_launch), f_update = fit(xs, g_update),
              f_inst = fit(xs, g_inst), f_upload = fit(xs, g_upload);
+
+  // ---- host: kernel nodes with a large parameter block -------------------------------------
+  // A 128-node chain of `big` (a 1024-byte block) measured as tiny's 128-node chain above: its
+  // launches with no update (8 at a time behind a spin), a node set of every node (b changes)
+  // and the launch after those sets against one after none. Each key is the difference from
+  // tiny's, per byte of the block beyond tiny's 16 (per node, for the launch without updates).
+  double set_params_per_byte = NAN, launch_per_updated_byte = NAN, launch_per_node_byte = NAN;
+  {
+    const int n = 128;
+    CUgraph g;
+    CHECK_CU(cuGraphCreate(&g, 0));
+    std::vector<CUgraphNode> nodes;
+    CUDA_KERNEL_NODE_PARAMS bp = tiny_node(C.big_args_p);
+    bp.func = C.big;
+    for (int i = 0; i < n; i++) {
+      CUgraphNode nd;
+      const bool dep = !nodes.empty();
+      CHECK_CU(cuGraphAddKernelNode(&nd, g, dep ? &nodes.back() : nullptr, dep ? 1 : 0, &bp));
+      nodes.push_back(nd);
+    }
+    CUgraphExec e = instantiate(g);
+    CHECK_CU(cuGraphUpload(e, C.st));
+    sync(C.st);
+    std::vector<double> lv, sv, dv;
+    for (int r = -1; r < 15; r++) {
+      launch_spin(C.st, 300e3);
+      for (int i = 0; i < 8; i++) {
+        const double t0 = now_ns();
+        CHECK_CU(cuGraphLaunch(e, C.st));
+        if (r >= 0) lv.push_back(now_ns() - t0);
+      }
+      sync(C.st);
+    }
+    for (int r = -1; r < 20; r++) {
+      C.big_args.b = (float)(r & 1);
+      const double t0 = now_ns();
+      for (CUgraphNode nd : nodes) CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &bp));
+      const double t1 = now_ns();
+      CHECK_CU(cuGraphLaunch(e, C.st));
+      const double t2 = now_ns();
+      sync(C.st);
+      const double t3 = now_ns();
+      CHECK_CU(cuGraphLaunch(e, C.st));
+      const double t4 = now_ns();
+      sync(C.st);
+      if (r >= 0) {
+        sv.push_back((t1 - t0) / n);
+        dv.push_back(((t2 - t1) - (t4 - t3)) / n);
+      }
+    }
+    C.big_args.b = 0.0f;
+    CHECK_CU(cuGraphExecDestroy(e));
+    CHECK_CU(cuGraphDestroy(g));
+    // (a difference under 0 is noise around none: 0, as the simulator takes no negative cost)
+    const double extra = kBigBytes - 16;
+    set_params_per_byte = std::max(0.0, (median(sv) - set_params) / extra);
+    launch_per_updated_byte = std::max(0.0, (median(dv) - launch_per_updated) / extra);
+    for (size_t i = 0; i < xs.size(); i++)
+      if (xs[i] == n) launch_per_node_byte = std::max(0.0, (median(lv) - g_launch[i]) / n / extra);
+    fprintf(stderr, "# 128 nodes of a %d-byte block: launch %.1f, node set %.1f a node, the "
+            "launch after the sets %.1f a node more (tiny: %.1f, %.1f)\n", kBigBytes,
+            median(lv), median(sv), median(dv), set_params, launch_per_updated);
+  }
 
   // ---- host: events, streams, questions ----------------------------------------------------
   std::vector<CUevent> evs(64);
@@ -1033,6 +1123,9 @@ int main(int argc, char **argv) {
       {"exec_set_params_per_node", set_params},
       {"exec_set_params_fn_per_node", set_params_fn},
       {"graph_launch_per_fn_updated_node", launch_per_fn_updated},
+      {"exec_set_params_per_byte", set_params_per_byte},
+      {"graph_launch_per_updated_byte", launch_per_updated_byte},
+      {"graph_launch_per_node_byte", launch_per_node_byte},
       {"exec_update_base", f_update.base},
       {"exec_update_per_node", f_update.per},
       {"graph_add_node", median(add_per)},
@@ -1085,8 +1178,9 @@ int main(int argc, char **argv) {
          "\"driver\": \"%s\", \"cuda\": \"%d.%d\",\n \"host_ns\": {",
          date, json_escape(name).c_str(), json_escape(driver_version()).c_str(), drv / 1000,
          (drv % 1000) / 10);
-  for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
-    printf("%s\n  \"%s\": %.1f", i ? "," : "", host[i].key, host[i].ns);
+  for (size_t i = 0, n = 0; i < sizeof host / sizeof host[0]; i++)
+    if (!std::isnan(host[i].ns))  // (an optional key that could not be measured)
+      printf("%s\n  \"%s\": %.3f", n++ ? "," : "", host[i].key, host[i].ns);
   printf("},\n \"gpu_ns\": {");
   for (size_t i = 0, n = 0; i < sizeof gpu / sizeof gpu[0]; i++)
     if (!std::isnan(gpu[i].ns))  // (an optional key that could not be measured)

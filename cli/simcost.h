@@ -26,7 +26,11 @@
 #define SIM_HOST_COSTS_OPT(X)                                                                  \
     X(exec_set_params_fn_per_node)      /* exec_set_params_per_node where the kernel node's \
                                          * function changes (a function class's member) */   \
-    X(graph_launch_per_fn_updated_node) /* graph_launch_per_updated_node for such a node */
+    X(graph_launch_per_fn_updated_node) /* graph_launch_per_updated_node for such a node */ \
+    X(exec_set_params_per_byte)         /* a kernel node's set, per byte of its parameter     \
+                                         * block beyond the 16 of the plain key's kernel */  \
+    X(graph_launch_per_updated_byte)    /* the same at the exec's next launch */              \
+    X(graph_launch_per_node_byte)       /* every launch, per kernel node and byte beyond 16 */
 
 /* Optional GPU keys: a table without them charges nothing for them. */
 #define SIM_GPU_COSTS_OPT(X)                                                                   \

@@ -116,6 +116,8 @@ typedef struct sgraph {
     uint32_t fn_updated; /* of them, an exec's kernel nodes given another function */
     void **fn;        /* each kernel node's function (NULL for others): a set that changes it
                        * costs more (host_ns.exec_set_params_fn_per_node, where measured) */
+    uint64_t big;     /* its kernel nodes' parameter bytes beyond 16 (node_big), summed */
+    uint64_t big_updated; /* of the nodes in `updated` */
 } sgraph;
 typedef struct snode {
     uint32_t graph, pos; /* its graph, and its place in the graph's type array */
@@ -551,6 +553,14 @@ static const ag_tr_func *func_by_handle(const void *h)
     return e ? e->f : NULL;
 }
 
+/* A kernel node's parameter bytes beyond the 16 of the cost table's tiny kernel, which its plain
+ * node keys were measured with (host_ns.*_per_byte charge these); 0 for other nodes. */
+static uint32_t node_big(const void *fn)
+{
+    const ag_tr_func *f = fn ? func_by_handle(fn) : NULL;
+    return f && f->param_bytes > 16 ? f->param_bytes - 16 : 0;
+}
+
 void sim_set_ctx_for(uint64_t stream, int ptsz)
 {
     uint64_t key = sim_stream_key(stream, ptsz);
@@ -883,11 +893,15 @@ static void *node_fn(const CUDA_KERNEL_NODE_PARAMS *p)
 static CUresult node_set(CUgraphNode n, void *fn)
 {
     sgraph *G = node_graph(n);
-    if (G)
+    if (G) {
         G->updated++;
+        G->big_updated += node_big(fn);
+    }
     size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
-    if (G && fn && g_nodes[i].pos < G->n)
+    if (G && fn && g_nodes[i].pos < G->n) {
+        G->big += (uint64_t)node_big(fn) - node_big(G->fn[g_nodes[i].pos]);
         G->fn[g_nodes[i].pos] = fn;
+    }
     sim_host_add(SIM_C_UPDATE, NS(C->host.exec_set_params_per_node));
     return CUDA_SUCCESS;
 }
@@ -928,6 +942,7 @@ static CUresult add_node(CUgraphNode *out, CUgraph g, int type, void *fn)
         return CUDA_ERROR_OUT_OF_MEMORY;
     G->cap = (uint32_t)cap;
     G->fn[G->n] = fn;
+    G->big += node_big(fn);
     G->type[G->n++] = (uint8_t)type;
     g_nodes[g_nnodes].graph = (uint32_t)(G - g_graphs);
     g_nodes[g_nnodes].pos = G->n - 1;
@@ -991,6 +1006,7 @@ static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flag
         return CUDA_ERROR_INVALID_HANDLE;
     sim_host_add(SIM_C_BUILD, NS(C->host.instantiate_base + C->host.instantiate_per_node * G->n));
     G->updated = 0;
+    G->big_updated = 0;
     if (grow((void **)&g_execs, &g_cexecs, g_nexecs, sizeof *g_execs))
         return CUDA_ERROR_OUT_OF_MEMORY;
     sgraph *X = &g_execs[g_nexecs];
@@ -1004,6 +1020,7 @@ static CUresult d_instantiate(CUgraphExec *x, CUgraph g, unsigned long long flag
         memcpy(X->fn, G->fn, G->n * sizeof *X->fn);
     }
     X->n = X->cap = G->n;
+    X->big = G->big;
     *x = (CUgraphExec)(uintptr_t)(H_EXEC + H_STEP * g_nexecs++);
     sim_gpu.instantiations++;
     return CUDA_SUCCESS;
@@ -1020,15 +1037,19 @@ static CUresult exec_node_set(CUgraphExec x, CUgraphNode n, void *fn)
     size_t i = handle_index((uint64_t)(uintptr_t)n, H_NODE, g_nnodes);
     int fn_changed = X && fn && i != (size_t)-1 && g_nodes[i].pos < X->n &&
                      X->fn[g_nodes[i].pos] != fn;
-    sim_host_add(SIM_C_UPDATE, NS(fn_changed && C->host.exec_set_params_fn_per_node > 0
-                                      ? C->host.exec_set_params_fn_per_node
-                                      : C->host.exec_set_params_per_node));
+    uint32_t big = node_big(fn);
+    sim_host_add(SIM_C_UPDATE, NS((fn_changed && C->host.exec_set_params_fn_per_node > 0
+                                       ? C->host.exec_set_params_fn_per_node
+                                       : C->host.exec_set_params_per_node) +
+                                  C->host.exec_set_params_per_byte * big));
     sim_gpu.updates_node++;
     if (X) {
         X->updated++;
+        X->big_updated += big;
         if (fn_changed) {
             X->fn_updated++;
             sim_gpu.updates_fn++;
+            X->big += (uint64_t)big - node_big(X->fn[g_nodes[i].pos]);
             X->fn[g_nodes[i].pos] = fn;
         }
     }
@@ -1056,9 +1077,12 @@ static CUresult d_exec_update(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultI
     sim_host_add(SIM_C_UPDATE,
                  NS(C->host.exec_update_base + C->host.exec_update_per_node * X->n));
     X->updated += G->updated;
+    X->big_updated += G->big_updated;
     G->updated = 0;
+    G->big_updated = 0;
     for (uint32_t k = 0; k < X->n && k < G->n; k++)
         if (X->fn[k] != G->fn[k]) { /* (its cost at the launch: the update's own, not measured) */
+            X->big += (uint64_t)node_big(G->fn[k]) - node_big(X->fn[k]);
             X->fn[k] = G->fn[k];
             X->fn_updated++;
             sim_gpu.updates_fn++;
@@ -1093,8 +1117,11 @@ static CUresult d_graph_launch(CUgraphExec x, CUstream hs)
                     (C->host.graph_launch_per_fn_updated_node > 0
                          ? (C->host.graph_launch_per_fn_updated_node -
                             C->host.graph_launch_per_updated_node) * X->fn_updated
-                         : 0)));
+                         : 0) +
+                    C->host.graph_launch_per_updated_byte * (double)X->big_updated +
+                    C->host.graph_launch_per_node_byte * (double)X->big));
     X->updated = X->fn_updated = 0;
+    X->big_updated = 0;
     sstream *s = stream_of((uint64_t)(uintptr_t)hs, 0);
     uint64_t d = dep_of(s), t = issue + NS(C->gpu.graph_launch_latency);
     /* a graph right behind another on the stream (pieces): the GPU's boundary between them */
