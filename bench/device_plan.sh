@@ -52,6 +52,9 @@
 #           sent by hand (tiny --mode=graph --piece=K, the held launches' host time spent as
 #           --piece-host-ns), K = 4, 8, 16, 32, and the adaptive plan and one graph: where the
 #           model's miss on plans of many equal pieces lies (the GPU or the interposer); ~2 min
+#   bytes   the cost table with its per-byte keys (build/kernels/costs), F24's own time by state
+#           with the worker on and off (make selftime, two processes each), F24 paired eager /
+#           worker on / worker off; about 8 minutes
 #   worker  issue 19: C1 C2 G2 P1 P3 S2 D1 paired, eager vs this build vs this build with
 #           AUTOGRAPH_WORKER=0 (vs the old one); the launch's own time by state (make selftime)
 #           with the worker on and off
@@ -60,7 +63,7 @@
 #
 # Everything lands in $OUT (default /tmp/out) as at most 8 files: a summary and one tarball.
 set -uo pipefail
-[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|fwnew2|groups|p4c|slowhost|pieces..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: device_plan.sh tests|ab|fw|p|goals|goalsfw1|goalsfw2|goalsfw20|f6|inproc|old|harm|multi|multiab|worker|fwnew|fwnew2|groups|p4c|slowhost|pieces|bytes..." >&2; exit 2; }
 top=${OUT:-/tmp/out}
 logs=$top/logs
 mkdir -p "$logs"
@@ -314,6 +317,27 @@ slowhost)
             inp "${n}_w$w" "$t" --procs 4 --rounds 4 --env AUTOGRAPH_WORKER=$w -- python3 "$@"
         done
     done
+    ;;
+bytes)
+    # thirty-first session's open question: what a kernel node's parameter bytes cost the host
+    # (bench/costs.cu's *_per_byte keys, not yet in any table), and where F24's own time goes
+    # with the worker on and off (its graph launches 13.6-24.5 us, node sets 1.2-2.7 us in the
+    # thirtieth session's selftime, against the table's ~3 and 0.35); then F24 paired with the
+    # worker on and off
+    timeout 150 $K/costs >"$top/costs.json" 2>"$logs/costs.txt"
+    { echo "== costs (rc=$?; the per-byte keys and the big-block line)"
+      grep -E '_per_byte|_node_byte|128 nodes of a' "$top/costs.json" "$logs/costs.txt"; } >>"$top/summary.txt"
+    for w in 1 0; do
+        for i in 1 2; do
+            echo "[F24, AUTOGRAPH_WORKER=$w, process $i]"
+            AUTOGRAPH_WORKER=$w LD_PRELOAD=build/selftime/libautograph.so taskset -c 4-11 \
+                python3 bench/fw_hf_t5.py --iters=16 --warmup=3 2>&1 |
+                grep -E "time_us|selftime: (launch|the engine|stream)" |
+                sed "s/ of libautograph's own time per call (measuring overhead subtracted)//"
+        done
+    done >>"$top/summary.txt" 2>&1
+    CPUS=4-11 R=6 ABT=${F24T:-200} abv F24_worker "eager= on=preload off=preload,AUTOGRAPH_WORKER=0" \
+        python3 bench/fw_hf_t5.py --iters=16 --warmup=3
     ;;
 worker)
     abw C1 $K/first_launch
