@@ -107,13 +107,18 @@
 // sent only once the one before it has started (pieces sent as a held sequence comes in:
 // chains of 8 and of 32 nodes, 64 launches, against the same launches queued), and what a
 // boundary adds between distinct execs launched in turn over launches of one exec, and
-// tiny_kernel_idle in a host-bound loop (the stream idle, not synchronised before each).
+// tiny_kernel_idle in a host-bound loop (the stream idle, not synchronised before each), and
+// what a launch costs the calling thread while another thread of the process builds graphs
+// (instantiates and uploads 128-node chains, as the library's worker does beside the
+// application's launches) against the same launches with that thread idle.
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <ctime>
 #include <functional>
+#include <thread>
 
 #include "../kernels/common.h"
 
@@ -1105,6 +1110,36 @@ int main(int argc, char **argv) {
     g_idle_loop = median(v);
   }
 
+  // ---- diagnostic: launches beside another thread's graph builds -------------------------
+  // (thirty-first session: a library that built more graphs ran F24 slower on the GPU than the
+  // model, which charges the worker's builds to the worker alone)
+  double launch_idle = NAN, launch_beside_build = NAN;
+  {
+    CUgraph g = chain(std::string(128, 'k'));
+    auto batch = [&] {
+      return per_call(40, 32, [] { launch_tiny(C.st); }, [] { launch_spin(C.st, 300e3); },
+                      [] { sync(C.st); });
+    };
+    launch_idle = batch();
+    std::atomic<bool> stop{false};
+    std::thread builder([&] {
+      CHECK_CU(cuCtxSetCurrent(C.ctx));
+      CUstream bs;
+      CHECK_CU(cuStreamCreate(&bs, CU_STREAM_NON_BLOCKING));
+      while (!stop.load()) {
+        CUgraphExec e = instantiate(g);
+        CHECK_CU(cuGraphUpload(e, bs));
+        CHECK_CU(cuStreamSynchronize(bs));
+        CHECK_CU(cuGraphExecDestroy(e));
+      }
+      CHECK_CU(cuStreamDestroy(bs));
+    });
+    launch_beside_build = batch();
+    stop.store(true);
+    builder.join();
+    CHECK_CU(cuGraphDestroy(g));
+  }
+
   CHECK_CU(cuEventDestroy(e0));
   CHECK_CU(cuEventDestroy(e1));
   CHECK_CU(cuCtxSynchronize());
@@ -1216,6 +1251,9 @@ int main(int argc, char **argv) {
   fprintf(stderr, "  boundary between distinct execs (8-node chains, queued), more than between "
           "launches of one exec: %.1f (8 execs in turn), %.1f (%d)\n",
           (T_distinct8 - T_split) / (NB - 1), (T_distinct64 - T_split) / (NB - 1), NB);
+  fprintf(stderr, "  a launch beside another thread's graph builds (128-node instantiate + "
+          "upload in a loop): %.1f, with that thread idle %.1f\n", launch_beside_build,
+          launch_idle);
   fprintf(stderr, "# %.1f s in all\n", (now_ns() - t_start) * 1e-9);
   return 0;
 }

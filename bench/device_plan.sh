@@ -326,7 +326,7 @@ bytes)
     # worker on and off
     timeout 150 $K/costs >"$top/costs.json" 2>"$logs/costs.txt"
     { echo "== costs (rc=$?; the per-byte keys and the big-block line)"
-      grep -E '_per_byte|_node_byte|128 nodes of a' "$top/costs.json" "$logs/costs.txt"; } >>"$top/summary.txt"
+      grep -E '_per_byte|_node_byte|128 nodes of a|a launch beside' "$top/costs.json" "$logs/costs.txt"; } >>"$top/summary.txt"
     for w in 1 0; do
         for i in 1 2; do
             echo "[F24, AUTOGRAPH_WORKER=$w, process $i]"
