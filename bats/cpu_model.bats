@@ -834,10 +834,8 @@ h["exec_set_params_fn_per_node"] = ns(h["exec_set_params_per_node"]) + 10
 h["graph_launch_per_fn_updated_node"] = ns(h["graph_launch_per_updated_node"]) + 20
 json.dump(d, open(sys.argv[2], "w"))
 EOF2
-    run --separate-stderr "$CLI" simulate --costs "$COSTS" --json "$T/plain.out.json" "$T/fnclass.agt"
-    assert_success
-    run --separate-stderr "$CLI" simulate --costs "$T/fn.json" --json "$T/fn.out.json" "$T/fnclass.agt"
-    assert_success
+    simulate_json "$T/plain.out.json" "$T/fnclass.agt"
+    COSTS="$T/fn.json" simulate_json "$T/fn.out.json" "$T/fnclass.agt"
     python3 - "$T/plain.out.json" "$T/fn.out.json" <<'EOF2'
 import json, sys
 p, f = (json.load(open(x))["traces"][0]["autograph"] for x in sys.argv[1:3])
@@ -861,10 +859,8 @@ EOF2
     # byte (small: the engine's decisions stay the same)
     cost_table "$T/byte.json" host_ns.exec_set_params_per_byte=1 \
         host_ns.graph_launch_per_updated_byte=2 host_ns.graph_launch_per_node_byte=0.5
-    run --separate-stderr "$CLI" simulate --costs "$COSTS" --json "$T/plain.out.json" "$T/fnclass.agt"
-    assert_success
-    run --separate-stderr "$CLI" simulate --costs "$T/byte.json" --json "$T/byte.out.json" "$T/fnclass.agt"
-    assert_success
+    simulate_json "$T/plain.out.json" "$T/fnclass.agt"
+    COSTS="$T/byte.json" simulate_json "$T/byte.out.json" "$T/fnclass.agt"
     python3 - "$T/plain.out.json" "$T/byte.out.json" <<'EOF2'
 import json, sys
 p, f = (json.load(open(x))["traces"][0]["autograph"] for x in sys.argv[1:3])
