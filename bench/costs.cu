@@ -408,6 +408,55 @@ CUgraphExec instantiate(CUgraph g) {
   return e;
 }
 
+// Host times of cuGraphLaunch(e), 8 launches at a time queued behind a spin, 15 rounds (one
+// untimed first): every sample.
+std::vector<double> queued_launches(CUgraphExec e) {
+  std::vector<double> lv;
+  for (int r = -1; r < 15; r++) {
+    launch_spin(C.st, 300e3);
+    for (int i = 0; i < 8; i++) {
+      const double t0 = now_ns();
+      CHECK_CU(cuGraphLaunch(e, C.st));
+      if (r >= 0) lv.push_back(now_ns() - t0);
+    }
+    sync(C.st);
+  }
+  return lv;
+}
+
+// Per round r (-1 untimed, then 20): round(r) sets what changes (untimed), then every node of
+// e is set to node(r) (timed), then the launch after the sets against one after none: the
+// medians, per node, of a set and of the sets' part the driver defers to the launch.
+void node_set_costs(CUgraphExec e, const std::vector<CUgraphNode> &nodes,
+                    const std::function<void(int)> &round,
+                    const std::function<CUDA_KERNEL_NODE_PARAMS(int)> &node, double *per_set,
+                    double *per_launch) {
+  const double n = (double)nodes.size();
+  std::vector<double> sv, dv;
+  for (int r = -1; r < 20; r++) {
+    round(r);
+    const double t0 = now_ns();
+    for (CUgraphNode nd : nodes) {
+      CUDA_KERNEL_NODE_PARAMS p = node(r);
+      CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
+    }
+    const double t1 = now_ns();
+    CHECK_CU(cuGraphLaunch(e, C.st));
+    const double t2 = now_ns();
+    sync(C.st);
+    const double t3 = now_ns();
+    CHECK_CU(cuGraphLaunch(e, C.st));
+    const double t4 = now_ns();
+    sync(C.st);
+    if (r >= 0) {
+      sv.push_back((t1 - t0) / n);
+      dv.push_back(((t2 - t1) - (t4 - t3)) / n);
+    }
+  }
+  *per_set = median(sv);
+  *per_launch = median(dv);
+}
+
 // GPU time (ns) of one launch of exec, events around it, queued behind a spin.
 double graph_gpu_ns(CUgraphExec e, CUevent a, CUevent b) {
   launch_spin(C.st, 200e3);
@@ -626,17 +675,7 @@ int main(int argc, char **argv) {
         if (r >= 0) edestroy.push_back(now_ns() - t0);
       }
     }
-    // launches: 8 at a time behind a spin
-    std::vector<double> lv;
-    for (int r = -1; r < 15; r++) {
-      launch_spin(C.st, 300e3);
-      for (int i = 0; i < 8; i++) {
-        const double t0 = now_ns();
-        CHECK_CU(cuGraphLaunch(e, C.st));
-        if (r >= 0) lv.push_back(now_ns() - t0);
-      }
-      sync(C.st);
-    }
+    const std::vector<double> lv = queued_launches(e);
     // whole-graph update from an up-to-date template
     std::vector<double> uv;
     for (int r = -1; r < 12; r++) {
@@ -662,31 +701,15 @@ int main(int argc, char **argv) {
       // then back to tiny), then the launch after the updates against one after none: the
       // updates' deferred part
       auto node_updates = [&](bool alt_fn, double *per_set, double *per_launch) {
-        std::vector<double> sv, dv;
-        for (int r = -1; r < 20; r++) {
-          if (!alt_fn) C.b = (float)(r & 1);
-          const double t0 = now_ns();
-          for (CUgraphNode nd : nodes) {
-            CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
-            if (alt_fn && !(r & 1)) p.func = C.tiny_alt;
-            CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &p));
-          }
-          const double t1 = now_ns();
-          CHECK_CU(cuGraphLaunch(e, C.st));
-          const double t2 = now_ns();
-          sync(C.st);
-          const double t3 = now_ns();
-          CHECK_CU(cuGraphLaunch(e, C.st));
-          const double t4 = now_ns();
-          sync(C.st);
-          if (r >= 0) {
-            sv.push_back((t1 - t0) / n);
-            dv.push_back(((t2 - t1) - (t4 - t3)) / n);
-          }
-        }
+        node_set_costs(
+            e, nodes, [&](int r) { if (!alt_fn) C.b = (float)(r & 1); },
+            [&](int r) {
+              CUDA_KERNEL_NODE_PARAMS p = tiny_node(C.tiny_args);
+              if (alt_fn && !(r & 1)) p.func = C.tiny_alt;
+              return p;
+            },
+            per_set, per_launch);
         C.b = 0.0f;
-        *per_set = median(sv);
-        *per_launch = median(dv);
       };
       node_updates(false, &set_params, &launch_per_updated);
       node_updates(true, &set_params_fn, &launch_per_fn_updated);
@@ -738,45 +761,23 @@ int main(int argc, char **argv) {
     CUgraphExec e = instantiate(g);
     CHECK_CU(cuGraphUpload(e, C.st));
     sync(C.st);
-    std::vector<double> lv, sv, dv;
-    for (int r = -1; r < 15; r++) {
-      launch_spin(C.st, 300e3);
-      for (int i = 0; i < 8; i++) {
-        const double t0 = now_ns();
-        CHECK_CU(cuGraphLaunch(e, C.st));
-        if (r >= 0) lv.push_back(now_ns() - t0);
-      }
-      sync(C.st);
-    }
-    for (int r = -1; r < 20; r++) {
-      C.big_args.b = (float)(r & 1);
-      const double t0 = now_ns();
-      for (CUgraphNode nd : nodes) CHECK_CU(cuGraphExecKernelNodeSetParams(e, nd, &bp));
-      const double t1 = now_ns();
-      CHECK_CU(cuGraphLaunch(e, C.st));
-      const double t2 = now_ns();
-      sync(C.st);
-      const double t3 = now_ns();
-      CHECK_CU(cuGraphLaunch(e, C.st));
-      const double t4 = now_ns();
-      sync(C.st);
-      if (r >= 0) {
-        sv.push_back((t1 - t0) / n);
-        dv.push_back(((t2 - t1) - (t4 - t3)) / n);
-      }
-    }
+    const std::vector<double> lv = queued_launches(e);
+    double set = NAN, deferred = NAN;
+    node_set_costs(
+        e, nodes, [](int r) { C.big_args.b = (float)(r & 1); }, [&](int) { return bp; }, &set,
+        &deferred);
     C.big_args.b = 0.0f;
     CHECK_CU(cuGraphExecDestroy(e));
     CHECK_CU(cuGraphDestroy(g));
     // (a difference under 0 is noise around none: 0, as the simulator takes no negative cost)
     const double extra = kBigBytes - 16;
-    set_params_per_byte = std::max(0.0, (median(sv) - set_params) / extra);
-    launch_per_updated_byte = std::max(0.0, (median(dv) - launch_per_updated) / extra);
+    set_params_per_byte = std::max(0.0, (set - set_params) / extra);
+    launch_per_updated_byte = std::max(0.0, (deferred - launch_per_updated) / extra);
     for (size_t i = 0; i < xs.size(); i++)
       if (xs[i] == n) launch_per_node_byte = std::max(0.0, (median(lv) - g_launch[i]) / n / extra);
     fprintf(stderr, "# 128 nodes of a %d-byte block: launch %.1f, node set %.1f a node, the "
             "launch after the sets %.1f a node more (tiny: %.1f, %.1f)\n", kBigBytes,
-            median(lv), median(sv), median(dv), set_params, launch_per_updated);
+            median(lv), set, deferred, set_params, launch_per_updated);
   }
 
   // ---- host: events, streams, questions ----------------------------------------------------
